@@ -1,0 +1,349 @@
+"""Biovision Hierarchy (BVH): read and write.
+
+The hierarchy is parsed line by line with an explicit stack (no recursion);
+the MOTION block is parsed in one ``numpy`` call.  Position channels replace
+the joint's OFFSET by default (``position_mode="replace"``, as Blender's
+importer, MotionBuilder and Mixamo read them); ``position_mode="add"`` adds them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import MocapFormatError
+from .kinematics import conform
+from .model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton
+from .textio import atomic_write, decode_text
+
+_CHANNEL_TOKENS = {f"{a}{kind}": f"{'t' if kind == 'position' else 'r'}{a}"
+                   for a in "xyz" for kind in ("position", "rotation")}
+_CHANNEL_NAMES = {token: name[0].upper() + name[1:] for name, token in _CHANNEL_TOKENS.items()}
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+POSITION_MODES = ("replace", "add")
+
+
+@dataclass
+class _Node:
+    name: str
+    line: int
+    parent: int
+    is_end_site: bool = False
+    offset: list[float] | None = None
+    channels: list[str] = field(default_factory=list)
+
+
+def _number(token: str, path: str, line: int, what: str) -> float:
+    if not _NUMBER.match(token):
+        raise MocapFormatError(f"{what}: {token!r} is not a number", path, line)
+    return float(token)
+
+
+class _HierarchyParser:
+    """Builds the joint list from HIERARCHY lines, one line at a time."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.joints: list[_Node] = []
+        self.end_sites: list[tuple[int, list[float]]] = []
+        self.stack: list[_Node] = []
+        self.pending: _Node | None = None
+
+    def error(self, message: str, line: int) -> MocapFormatError:
+        return MocapFormatError(message, self.path, line)
+
+    def feed(self, text: str, line: int) -> None:
+        stripped = text.strip()
+        if not stripped:
+            return
+        if stripped.endswith("{") and stripped != "{":
+            self.feed(stripped[:-1], line)
+            self.feed("{", line)
+            return
+        keyword, _, rest = stripped.replace("\t", " ").partition(" ")
+        keyword_upper = keyword.upper()
+        if self.pending is not None and stripped != "{":
+            raise self.error(f"expected '{{' after {self.pending.name!r}, found {stripped[:40]!r}", line)
+        if stripped == "{":
+            if self.pending is None:
+                raise self.error("'{' without a ROOT, JOINT or End Site before it", line)
+            self.stack.append(self.pending)
+            self.pending = None
+        elif stripped == "}":
+            if not self.stack:
+                raise self.error("'}' closes nothing", line)
+            node = self.stack.pop()
+            if node.offset is None:
+                raise self.error(f"{node.name!r} has no OFFSET", node.line)
+            if node.is_end_site:
+                self.end_sites.append((node.parent, node.offset))
+        elif keyword_upper in ("ROOT", "JOINT"):
+            name = rest.strip()
+            if not name:
+                raise self.error(f"{keyword} without a name", line)
+            if keyword_upper == "ROOT" and self.stack:
+                raise self.error("ROOT inside another joint (missing '}'?)", line)
+            if keyword_upper == "JOINT" and (not self.stack or self.stack[-1].is_end_site):
+                raise self.error("JOINT outside a ROOT", line)
+            parent = self.joints.index(self.stack[-1]) if self.stack else -1
+            node = _Node(name, line, parent)
+            self.joints.append(node)
+            self.pending = node
+        elif keyword_upper == "END" and rest.strip().upper() == "SITE":
+            if not self.stack or self.stack[-1].is_end_site:
+                raise self.error("End Site outside a joint", line)
+            self.pending = _Node("End Site", line, self.joints.index(self.stack[-1]), is_end_site=True)
+        elif keyword_upper == "OFFSET":
+            node = self.current(keyword, line)
+            values = rest.split()
+            if len(values) != 3:
+                raise self.error(f"OFFSET needs 3 numbers, found {len(values)}", line)
+            node.offset = [_number(v, self.path, line, "OFFSET") for v in values]
+        elif keyword_upper == "CHANNELS":
+            node = self.current(keyword, line)
+            if node.is_end_site:
+                raise self.error("an End Site has no CHANNELS", line)
+            tokens = rest.split()
+            if not tokens or not tokens[0].isdigit():
+                raise self.error("CHANNELS must start with a count", line)
+            count, names = int(tokens[0]), tokens[1:]
+            if count != len(names):
+                raise self.error(f"CHANNELS says {count} but names {len(names)}", line)
+            for name in names:
+                token = _CHANNEL_TOKENS.get(name.lower())
+                if token is None:
+                    raise self.error(f"unknown channel {name!r}", line)
+                if token in node.channels:
+                    raise self.error(f"channel {name!r} appears twice", line)
+                node.channels.append(token)
+        else:
+            raise self.error(f"unexpected {stripped[:40]!r} in HIERARCHY", line)
+
+    def current(self, keyword: str, line: int) -> _Node:
+        if not self.stack:
+            raise self.error(f"{keyword} outside a joint", line)
+        return self.stack[-1]
+
+    def skeleton(self, line: int, position_mode: str) -> Skeleton:
+        if self.pending is not None or self.stack:
+            node = self.pending or self.stack[-1]
+            raise self.error(f"{node.name!r} (line {node.line}) is not closed before MOTION", line)
+        if not self.joints:
+            raise self.error("no ROOT before MOTION", line)
+        end_sites: list[list[list[float]]] = [[] for _ in self.joints]
+        for joint, offset in self.end_sites:
+            end_sites[joint].append(offset)
+        replaces = [position_mode == "replace" and any(c in TRANSLATION_CHANNELS for c in j.channels)
+                    for j in self.joints]
+        return Skeleton(
+            names=[j.name for j in self.joints],
+            parents=[j.parent for j in self.joints],
+            offsets=np.array([j.offset for j in self.joints]),
+            channels=[tuple(j.channels) for j in self.joints],
+            end_sites=[np.array(e).reshape(-1, 3) for e in end_sites],
+            position_replaces_offset=np.array(replaces, dtype=bool),
+        )
+
+
+def _next_line(data: bytes, start: int) -> tuple[bytes, int]:
+    end = data.find(b"\n", start)
+    if end < 0:
+        return data[start:], len(data)
+    return data[start:end], end + 1
+
+
+def _header_value(data: bytes, position: int, line: int, path: str,
+                  label: str) -> tuple[str, int, int]:
+    """The text after ``label:`` on the next non-blank line, its line number and the next position."""
+    while position < len(data):
+        raw, position = _next_line(data, position)
+        line += 1
+        text = decode_text(raw).strip()
+        if not text:
+            continue
+        key, colon, value = text.partition(":")
+        if not colon or " ".join(key.split()).lower() != label.lower():
+            raise MocapFormatError(f"expected '{label}:', found {text[:40]!r}", path, line)
+        return value.strip(), line, position
+    raise MocapFormatError(f"missing '{label}:' after MOTION", path, line)
+
+
+def read_bvh(path: str | os.PathLike[str], *, position_mode: str = "replace",
+             strict: bool = True) -> Clip:
+    """Read a BVH file.  ``strict=False`` accepts a ``Frames:`` count that disagrees with the rows."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    return parse_bvh(data, os.fspath(path), position_mode=position_mode, strict=strict)
+
+
+def parse_bvh(data: bytes, path: str = "<data>", *, position_mode: str = "replace",
+              strict: bool = True) -> Clip:
+    """Parse BVH bytes; see :func:`read_bvh`."""
+    if position_mode not in POSITION_MODES:
+        raise ValueError(f"position_mode must be one of {POSITION_MODES}")
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    parser = _HierarchyParser(path)
+    position, line = 0, 0
+    seen_hierarchy = False
+    while True:
+        if position >= len(data):
+            what = "MOTION" if seen_hierarchy else "HIERARCHY"
+            raise MocapFormatError(f"not a BVH file: no {what} section", path, max(line, 1))
+        raw, position = _next_line(data, position)
+        line += 1
+        text = decode_text(raw).strip()
+        if not text:
+            continue
+        if not seen_hierarchy:
+            if text.upper() != "HIERARCHY":
+                raise MocapFormatError(f"not a BVH file: expected HIERARCHY, found {text[:30]!r}", path, line)
+            seen_hierarchy = True
+        elif text.upper() == "MOTION":
+            break
+        else:
+            parser.feed(text, line)
+    skeleton = parser.skeleton(line, position_mode)
+
+    value, frames_line, position = _header_value(data, position, line, path, "Frames")
+    if not value.isdigit():
+        raise MocapFormatError(f"Frames: {value!r} is not a frame count", path, frames_line)
+    declared = int(value)
+    value, time_line, position = _header_value(data, position, frames_line, path, "Frame Time")
+    frame_time = _number(value, path, time_line, "Frame Time")
+    if not (np.isfinite(frame_time) and frame_time > 0):
+        raise MocapFormatError(f"Frame Time must be positive, found {value}", path, time_line)
+
+    channel_count = int(skeleton.channel_starts()[-1])
+    motion = _parse_motion(data[position:], channel_count, path, time_line)
+    warnings_found: list[str] = []
+    if motion.shape[0] != declared:
+        message = f"Frames: says {declared} but {motion.shape[0]} rows follow"
+        if strict:
+            raise MocapFormatError(message, path, frames_line)
+        warnings_found.append(message)
+    return Clip(skeleton, motion, frame_time, start_frame=1, up_axis="Y",
+                metadata={"format": "bvh", "source": path, "warnings": warnings_found})
+
+
+def _parse_motion(block: bytes, channel_count: int, path: str,
+                  line_before: int) -> np.ndarray:
+    """Rows of channel values from the MOTION data lines, validated in bulk.
+
+    Every line gets a NaN marker appended, so one ``np.fromstring`` call yields
+    the values and, from the marker positions, each line's value count.
+    """
+    if not block.endswith(b"\n"):
+        block += b"\n"
+    line_total = block.count(b"\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        values = np.fromstring(block.replace(b"\n", b" nan\n"), sep=" ")  # type: ignore[call-overload]
+    markers = np.flatnonzero(np.isnan(values))
+    if markers.size != line_total:
+        _raise_first_bad_token(block, path, line_before)
+    counts = np.diff(markers, prepend=-1) - 1
+    bad = np.flatnonzero((counts != 0) & (counts != channel_count))
+    filled = np.flatnonzero(counts)
+    if bad.size:
+        first = int(bad[0])
+        frame = int(np.searchsorted(filled, first))
+        raise MocapFormatError(f"expected {channel_count} values in frame {frame + 1}, "
+                               f"found {int(counts[first])}", path, line_before + first + 1)
+    rows = np.delete(values, markers).reshape(filled.size, channel_count)
+    if not np.isfinite(rows).all():
+        row, column = (int(i) for i in np.argwhere(~np.isfinite(rows))[0])
+        raise MocapFormatError(f"frame {row + 1} value {column + 1} is {rows[row, column]}, not a finite number",
+                               path, line_before + int(filled[row]) + 1)
+    return rows
+
+
+def _raise_first_bad_token(block: bytes, path: str, line_before: int) -> None:
+    """Find the first token that is not a finite number (only runs on bad input)."""
+    for number, raw in enumerate(block.split(b"\n"), start=line_before + 1):
+        text = decode_text(raw)
+        for match in re.finditer(r"\S+", text):
+            token = match.group()
+            if not _NUMBER.match(token):
+                raise MocapFormatError(f"{token[:30]!r} is not a number", path, number, match.start() + 1)
+    raise MocapFormatError("unreadable MOTION data", path, line_before + 1)
+
+
+def bvh_layout(clip: Clip, default_order: str = "ZXY") -> list[tuple[str, ...]]:
+    """Channel layouts BVH can hold for ``clip``: its own where possible.
+
+    Scale and length channels have no BVH counterpart: ``l`` becomes position
+    channels, ``s`` is dropped (its values must be 1).  A joint that rotates
+    after rest rotations are baked but has no rotation channels gets three.
+    """
+    layouts = []
+    for layout in clip.skeleton.channels:
+        kept = [c for c in layout if c in TRANSLATION_CHANNELS + ROTATION_CHANNELS]
+        if "l" in layout and not any(c in TRANSLATION_CHANNELS for c in kept):
+            kept = list(TRANSLATION_CHANNELS) + kept
+        layouts.append(tuple(kept))
+    return layouts
+
+
+def write_bvh(clip: Clip, path: str | os.PathLike[str], *, precision: int = 6,
+              position_mode: str = "replace") -> None:
+    """Write ``clip`` as BVH (atomically: a temporary file renamed into place)."""
+    atomic_write(path, format_bvh(clip, precision=precision, position_mode=position_mode).encode("utf-8"))
+
+
+def format_bvh(clip: Clip, *, precision: int = 6, position_mode: str = "replace") -> str:
+    """The BVH text for ``clip``; motion is formatted in one vectorised call."""
+    if position_mode not in POSITION_MODES:
+        raise ValueError(f"position_mode must be one of {POSITION_MODES}")
+    layouts = bvh_layout(clip)
+    replaces = [position_mode == "replace" and any(c in TRANSLATION_CHANNELS for c in layout)
+                for layout in layouts]
+    clip = conform(clip, layouts, np.array(replaces, dtype=bool))
+    skeleton = clip.skeleton
+    lines = ["HIERARCHY"]
+    children: list[list[int]] = [[] for _ in skeleton.names]
+    for joint, parent in enumerate(skeleton.parents):
+        if parent >= 0:
+            children[parent].append(joint)
+    offset_format = "{:.9g}"
+
+    def offset_line(indent: str, offset: np.ndarray) -> str:
+        return f"{indent}OFFSET " + " ".join(offset_format.format(v + 0.0) for v in offset)
+
+    # Depth-first without recursion: a stack of (joint, depth) and closing markers.
+    stack: list[tuple[int, int]] = [(j, 0) for j in reversed(range(skeleton.joint_count))
+                                    if skeleton.parents[j] < 0]
+    while stack:
+        joint, depth = stack.pop()
+        if joint < 0:
+            lines.append("\t" * depth + "}")
+            continue
+        indent = "\t" * depth
+        keyword = "ROOT" if skeleton.parents[joint] < 0 else "JOINT"
+        lines.append(f"{indent}{keyword} {skeleton.names[joint]}")
+        lines.append(indent + "{")
+        lines.append(offset_line(indent + "\t", skeleton.offsets[joint]))
+        layout = skeleton.channels[joint]
+        lines.append(f"{indent}\tCHANNELS {len(layout)}"
+                     + "".join(" " + _CHANNEL_NAMES[c] for c in layout))
+        for site in skeleton.end_sites[joint]:
+            lines += [f"{indent}\tEnd Site", f"{indent}\t{{", offset_line(indent + "\t\t", site),
+                      f"{indent}\t}}"]
+        stack.append((-1, depth))
+        stack.extend((child, depth + 1) for child in reversed(children[joint]))
+    lines += ["MOTION", f"Frames: {clip.frame_count}", f"Frame Time: {clip.frame_time:.9g}"]
+    header = "\n".join(lines) + "\n"
+    return header + format_rows(clip.motion, precision)
+
+
+def format_rows(values: np.ndarray, precision: int) -> str:
+    """Rows of numbers as text, one line per row, in a single formatting call."""
+    if values.size == 0:
+        return "\n" * values.shape[0] if values.ndim == 2 and values.shape[1] == 0 else ""
+    rounded = np.round(values, precision) + 0.0
+    row = " ".join([f"%.{precision}f"] * values.shape[1]) + "\n"
+    return (row * values.shape[0]) % tuple(rounded.ravel().tolist())

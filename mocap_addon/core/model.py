@@ -1,0 +1,242 @@
+"""Format-neutral skeleton and clip.
+
+A joint's local transform at frame ``f`` is::
+
+    L = T(base + t_f) @ R_rest @ R_f @ S(s_f)        (translation not rotated by rest)
+    L = T(base) @ R_rest @ T(t_f) @ R_f @ S(s_f)     (``translation_in_rest_frame``)
+
+``base`` is the joint's offset, or zero where the joint's position channels
+replace it (``position_replaces_offset``, the BVH reading).  ``t_f`` comes from
+the ``tx ty tz`` channels plus ``l`` times the joint's ``length_direction``;
+``R_f`` is the product of the rotation channels in the order listed; ``s_f`` is
+the ``s`` channel (uniform scale).  World = parent world @ local.
+
+Channel values are kept as read: translations in file units, angles in degrees,
+so a clip written back in its own format reproduces the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import rotations
+from .rotations import FloatArray
+
+TRANSLATION_CHANNELS = ("tx", "ty", "tz")
+ROTATION_CHANNELS = ("rx", "ry", "rz")
+LENGTH_CHANNEL = "l"
+SCALE_CHANNEL = "s"
+CHANNEL_TOKENS = TRANSLATION_CHANNELS + ROTATION_CHANNELS + (LENGTH_CHANNEL, SCALE_CHANNEL)
+
+
+def rotation_order(channels: Sequence[str]) -> str:
+    """The rotation order (e.g. ``"ZXY"``) spelt by a joint's channels, in listed order."""
+    return "".join(c[1].upper() for c in channels if c in ROTATION_CHANNELS)
+
+
+@dataclass
+class Skeleton:
+    """Joints in parent-before-child order, with their rest transforms and channel layout."""
+
+    names: list[str]
+    parents: list[int]
+    offsets: FloatArray
+    channels: list[tuple[str, ...]]
+    end_sites: list[FloatArray] = field(default_factory=list)
+    rest_rotations: FloatArray | None = None
+    position_replaces_offset: np.ndarray | None = None
+    translation_in_rest_frame: np.ndarray | None = None
+    length_directions: FloatArray | None = None
+
+    def __post_init__(self) -> None:
+        count = len(self.names)
+        self.offsets = np.asarray(self.offsets, dtype=np.float64).reshape(count, 3)
+        self.channels = [tuple(c) for c in self.channels]
+        if not self.end_sites:
+            self.end_sites = [np.zeros((0, 3)) for _ in range(count)]
+        self.end_sites = [np.asarray(e, dtype=np.float64).reshape(-1, 3) for e in self.end_sites]
+        if self.rest_rotations is None:
+            self.rest_rotations = np.broadcast_to(np.eye(3), (count, 3, 3)).copy()
+        if self.position_replaces_offset is None:
+            self.position_replaces_offset = np.zeros(count, dtype=bool)
+        if self.translation_in_rest_frame is None:
+            self.translation_in_rest_frame = np.zeros(count, dtype=bool)
+        if self.length_directions is None:
+            self.length_directions = np.zeros((count, 3))
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` if the arrays disagree or a parent follows its child."""
+        count = len(self.names)
+        lengths = {len(self.parents), len(self.channels), len(self.end_sites),
+                   len(self.rest_rotations), len(self.position_replaces_offset),  # type: ignore[arg-type]
+                   len(self.translation_in_rest_frame), len(self.length_directions)}  # type: ignore[arg-type]
+        if lengths != {count}:
+            raise ValueError("skeleton arrays differ in length")
+        for index, parent in enumerate(self.parents):
+            if not -1 <= parent < index:
+                raise ValueError(f"joint {self.names[index]!r}: parent {parent} must come before it")
+        for name, layout in zip(self.names, self.channels):
+            unknown = set(layout) - set(CHANNEL_TOKENS)
+            if unknown or len(set(layout)) != len(layout):
+                raise ValueError(f"joint {name!r}: bad channel layout {layout}")
+
+    @property
+    def joint_count(self) -> int:
+        return len(self.names)
+
+    def index(self, name: str) -> int:
+        """Index of the joint called ``name``."""
+        return self.names.index(name)
+
+    def children(self, joint: int) -> list[int]:
+        """Indices of the joints whose parent is ``joint``."""
+        return [i for i, p in enumerate(self.parents) if p == joint]
+
+    def depth_levels(self) -> list[np.ndarray]:
+        """Joint indices grouped by depth (roots first), for level-by-level batching."""
+        depth = np.zeros(self.joint_count, dtype=np.int64)
+        for index, parent in enumerate(self.parents):
+            if parent >= 0:
+                depth[index] = depth[parent] + 1
+        return [np.flatnonzero(depth == d) for d in range(int(depth.max(initial=-1)) + 1)]
+
+    def channel_starts(self) -> np.ndarray:
+        """Column of each joint's first channel in ``Clip.motion``; the last entry is the total."""
+        return np.concatenate([[0], np.cumsum([len(c) for c in self.channels])]).astype(np.int64)
+
+    def copy(self) -> Skeleton:
+        return Skeleton(list(self.names), list(self.parents), self.offsets.copy(),
+                        list(self.channels), [e.copy() for e in self.end_sites],
+                        self.rest_rotations.copy(),  # type: ignore[union-attr]
+                        self.position_replaces_offset.copy(),  # type: ignore[union-attr]
+                        self.translation_in_rest_frame.copy(),  # type: ignore[union-attr]
+                        self.length_directions.copy())  # type: ignore[union-attr]
+
+
+@dataclass
+class Clip:
+    """A skeleton with channel values for every frame.
+
+    ``motion`` has shape ``(frames, channels)`` with the joints' channels side by
+    side in skeleton order.  ``start_frame`` is the file's number of the first
+    frame; ``unit_in_metres`` is the length of one file unit where the file says
+    (``None`` where it does not); ``up_axis`` is the file's up axis.
+    """
+
+    skeleton: Skeleton
+    motion: FloatArray
+    frame_time: float
+    start_frame: int = 1
+    unit_in_metres: float | None = None
+    up_axis: str = "Y"
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        total = int(self.skeleton.channel_starts()[-1])
+        self.motion = np.asarray(self.motion, dtype=np.float64).reshape(-1, total)
+        if not self.frame_time > 0:
+            raise ValueError(f"frame time must be positive, got {self.frame_time}")
+
+    @property
+    def frame_count(self) -> int:
+        return int(self.motion.shape[0])
+
+    @property
+    def fps(self) -> float:
+        return 1.0 / self.frame_time
+
+    def channel_values(self, joint: int, channel: str) -> FloatArray | None:
+        """The column of one joint's channel, or ``None`` if the joint lacks it."""
+        layout = self.skeleton.channels[joint]
+        if channel not in layout:
+            return None
+        return self.motion[:, int(self.skeleton.channel_starts()[joint]) + layout.index(channel)]
+
+    def local_rotations(self) -> FloatArray:
+        """Frame rotations ``R_f`` (without the rest rotation), shape ``(F, J, 3, 3)``."""
+        skeleton = self.skeleton
+        out = np.broadcast_to(np.eye(3), (self.frame_count, skeleton.joint_count, 3, 3)).copy()
+        starts = skeleton.channel_starts()
+        groups: dict[str, list[tuple[int, list[int]]]] = {}
+        for joint, layout in enumerate(skeleton.channels):
+            order = rotation_order(layout)
+            if order:
+                columns = [int(starts[joint]) + n for n, c in enumerate(layout) if c in ROTATION_CHANNELS]
+                groups.setdefault(order, []).append((joint, columns))
+        for order, members in groups.items():
+            joints = [m[0] for m in members]
+            columns = np.array([m[1] for m in members])
+            angles = np.radians(self.motion[:, columns])
+            out[:, joints] = rotations.euler_to_matrix(angles, order)
+        return out
+
+    def local_translations(self) -> FloatArray:
+        """Channel translations ``t_f`` per joint, shape ``(F, J, 3)`` (zero where absent)."""
+        skeleton = self.skeleton
+        out = np.zeros((self.frame_count, skeleton.joint_count, 3))
+        for joint in range(skeleton.joint_count):
+            for axis, channel in enumerate(TRANSLATION_CHANNELS):
+                values = self.channel_values(joint, channel)
+                if values is not None:
+                    out[:, joint, axis] = values
+            length = self.channel_values(joint, LENGTH_CHANNEL)
+            if length is not None:
+                out[:, joint] += length[:, None] * skeleton.length_directions[joint]  # type: ignore[index]
+        return out
+
+    def local_scales(self) -> FloatArray | None:
+        """Uniform scale per joint ``(F, J)``, or ``None`` when no joint has a scale channel."""
+        skeleton = self.skeleton
+        if not any(SCALE_CHANNEL in layout for layout in skeleton.channels):
+            return None
+        out = np.ones((self.frame_count, skeleton.joint_count))
+        for joint in range(skeleton.joint_count):
+            values = self.channel_values(joint, SCALE_CHANNEL)
+            if values is not None:
+                out[:, joint] = values
+        return out
+
+    def copy(self) -> Clip:
+        return Clip(self.skeleton.copy(), self.motion.copy(), self.frame_time, self.start_frame,
+                    self.unit_in_metres, self.up_axis, dict(self.metadata))
+
+
+def encode_motion(skeleton: Skeleton, frame_rotations: FloatArray,
+                  translations: FloatArray | None = None, scales: FloatArray | None = None,
+                  reference: FloatArray | None = None) -> FloatArray:
+    """Channel values for ``skeleton``'s layout from frame rotations ``(F, J, 3, 3)``.
+
+    ``translations`` ``(F, J, 3)`` fill ``tx ty tz`` (an ``l`` channel takes the
+    component along the joint's length direction); ``scales`` ``(F, J)`` fill ``s``.
+    Angles are made continuous over time, starting nearest ``reference`` (degrees,
+    ``(J, 3)`` in each joint's order) when given.  Joints with fewer than three
+    rotation channels keep the angles about their own axes; a rotation about a
+    missing axis is lost.
+    """
+    frames = frame_rotations.shape[0]
+    starts = skeleton.channel_starts()
+    motion = np.zeros((frames, int(starts[-1])))
+    for joint, layout in enumerate(skeleton.channels):
+        order = rotation_order(layout)
+        if order:
+            full = order + "".join(a for a in "XYZ" if a not in order)
+            angles = rotations.matrix_to_euler(frame_rotations[:, joint], full)
+            start = None if reference is None else np.radians(reference[joint])
+            angles = np.degrees(rotations.euler_continuity(angles, start))
+        for n, channel in enumerate(layout):
+            column = int(starts[joint]) + n
+            if channel in ROTATION_CHANNELS:
+                motion[:, column] = angles[:, order.index(channel[1].upper())]
+            elif channel in TRANSLATION_CHANNELS and translations is not None:
+                motion[:, column] = translations[:, joint, TRANSLATION_CHANNELS.index(channel)]
+            elif channel == LENGTH_CHANNEL and translations is not None:
+                direction = skeleton.length_directions[joint]  # type: ignore[index]
+                motion[:, column] = translations[:, joint] @ direction / max(float(direction @ direction), 1e-300)
+            elif channel == SCALE_CHANNEL:
+                motion[:, column] = 1.0 if scales is None else scales[:, joint]
+    return motion

@@ -1,0 +1,205 @@
+"""Rotation maths vectorised over frames: Euler angles, matrices, quaternions.
+
+Conventions used throughout the core:
+
+* An Euler *order* is written in the order the channels are listed in a file,
+  e.g. ``"ZXY"``.  The rotation it denotes is the product ``Rz @ Rx @ Ry``
+  (BVH semantics).  Blender's ``mathutils`` names the same rotation ``'YXZ'``:
+  its order string is the reverse of ours (see :func:`blender_order`).
+* Angles are radians unless a function says otherwise.
+* Quaternions are ``(w, x, y, z)``.
+* Matrices act on column vectors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+FloatArray = NDArray[np.float64]
+
+AXES = "XYZ"
+ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
+_CYCLIC = ("XYZ", "YZX", "ZXY")
+_GIMBAL_EPS = 1e-9
+
+
+def check_order(order: str) -> str:
+    """Return ``order`` upper-cased if it is a valid Euler order of 1 to 3 distinct axes."""
+    upper = order.upper()
+    if not upper or len(upper) > 3 or len(set(upper)) != len(upper) or set(upper) - set(AXES):
+        raise ValueError(f"not a rotation order: {order!r}")
+    return upper
+
+
+def blender_order(order: str) -> str:
+    """Blender's name (``mathutils.Euler.order``) for our three-axis ``order``."""
+    return check_order(order)[::-1]
+
+
+def axis_matrices(axis: str, angles: ArrayLike) -> FloatArray:
+    """Rotation matrices about one axis for an array of angles, shape ``angles.shape + (3, 3)``."""
+    theta = np.asarray(angles, dtype=np.float64)
+    c, s = np.cos(theta), np.sin(theta)
+    out = np.zeros(theta.shape + (3, 3))
+    i = AXES.index(axis.upper())
+    j, k = (i + 1) % 3, (i + 2) % 3
+    out[..., i, i] = 1.0
+    out[..., j, j] = c
+    out[..., k, k] = c
+    out[..., k, j] = s
+    out[..., j, k] = -s
+    return out
+
+
+def euler_to_matrix(angles: ArrayLike, order: str) -> FloatArray:
+    """Matrices for Euler ``angles`` (shape ``(..., len(order))``) in ``order``."""
+    order = check_order(order)
+    a = np.asarray(angles, dtype=np.float64)
+    if a.shape[-1] != len(order):
+        raise ValueError(f"{len(order)} angles expected for order {order}, got {a.shape[-1]}")
+    result = axis_matrices(order[0], a[..., 0])
+    for n, axis in enumerate(order[1:], start=1):
+        result = result @ axis_matrices(axis, a[..., n])
+    return result
+
+
+def matrix_to_euler(matrices: ArrayLike, order: str) -> FloatArray:
+    """Euler angles ``(..., 3)`` in ``order`` for rotation matrices ``(..., 3, 3)``.
+
+    The middle angle lies in [-pi/2, pi/2].  At gimbal lock the last angle is 0.
+    """
+    order = check_order(order)
+    if len(order) != 3:
+        raise ValueError("matrix_to_euler needs a three-axis order")
+    m = np.asarray(matrices, dtype=np.float64)
+    i, j, k = (AXES.index(c) for c in order)
+    sign = 1.0 if order in _CYCLIC else -1.0
+    cos_middle = np.hypot(m[..., i, i], m[..., i, j])
+    middle = np.arctan2(sign * m[..., i, k], cos_middle)
+    regular = cos_middle > _GIMBAL_EPS
+    first = np.where(regular,
+                     np.arctan2(-sign * m[..., j, k], m[..., k, k]),
+                     np.arctan2(sign * m[..., k, j], m[..., j, j]))
+    last = np.where(regular, np.arctan2(-sign * m[..., i, j], m[..., i, i]), 0.0)
+    return np.stack([first, middle, last], axis=-1)
+
+
+def quaternion_to_matrix(quaternions: ArrayLike) -> FloatArray:
+    """Matrices for quaternions ``(..., 4)`` (normalised first)."""
+    q = np.asarray(quaternions, dtype=np.float64)
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    w, x, y, z = np.moveaxis(q, -1, 0)
+    out = np.empty(q.shape[:-1] + (3, 3))
+    out[..., 0, 0] = 1 - 2 * (y * y + z * z)
+    out[..., 0, 1] = 2 * (x * y - w * z)
+    out[..., 0, 2] = 2 * (x * z + w * y)
+    out[..., 1, 0] = 2 * (x * y + w * z)
+    out[..., 1, 1] = 1 - 2 * (x * x + z * z)
+    out[..., 1, 2] = 2 * (y * z - w * x)
+    out[..., 2, 0] = 2 * (x * z - w * y)
+    out[..., 2, 1] = 2 * (y * z + w * x)
+    out[..., 2, 2] = 1 - 2 * (x * x + y * y)
+    return out
+
+
+def matrix_to_quaternion(matrices: ArrayLike) -> FloatArray:
+    """Unit quaternions ``(..., 4)`` with ``w >= 0`` for rotation matrices ``(..., 3, 3)``."""
+    m = np.asarray(matrices, dtype=np.float64)
+    m00, m11, m22 = m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]
+    # Four candidate solutions; each is accurate where its leading term is large.
+    candidates = np.stack([
+        np.stack([1 + m00 + m11 + m22, m[..., 2, 1] - m[..., 1, 2],
+                  m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]], -1),
+        np.stack([m[..., 2, 1] - m[..., 1, 2], 1 + m00 - m11 - m22,
+                  m[..., 0, 1] + m[..., 1, 0], m[..., 0, 2] + m[..., 2, 0]], -1),
+        np.stack([m[..., 0, 2] - m[..., 2, 0], m[..., 0, 1] + m[..., 1, 0],
+                  1 - m00 + m11 - m22, m[..., 1, 2] + m[..., 2, 1]], -1),
+        np.stack([m[..., 1, 0] - m[..., 0, 1], m[..., 0, 2] + m[..., 2, 0],
+                  m[..., 1, 2] + m[..., 2, 1], 1 - m00 - m11 + m22], -1),
+    ], axis=-2)
+    best = np.argmax(np.stack([m00 + m11 + m22, m00, m11, m22], -1), axis=-1)
+    q = np.take_along_axis(candidates, best[..., None, None], axis=-2)[..., 0, :]
+    q /= np.linalg.norm(q, axis=-1, keepdims=True)
+    return np.where(q[..., :1] < 0, -q, q)
+
+
+def euler_to_quaternion(angles: ArrayLike, order: str) -> FloatArray:
+    """Quaternions for Euler angles in ``order``."""
+    return matrix_to_quaternion(euler_to_matrix(angles, order))
+
+
+def quaternion_to_euler(quaternions: ArrayLike, order: str) -> FloatArray:
+    """Euler angles in ``order`` for quaternions."""
+    return matrix_to_euler(quaternion_to_matrix(quaternions), order)
+
+
+def quaternion_multiply(a: ArrayLike, b: ArrayLike) -> FloatArray:
+    """Hamilton product ``a * b`` (rotation ``b`` first, then ``a``)."""
+    qa, qb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    aw, ax, ay, az = np.moveaxis(qa, -1, 0)
+    bw, bx, by, bz = np.moveaxis(qb, -1, 0)
+    return np.stack([aw * bw - ax * bx - ay * by - az * bz,
+                     aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw], axis=-1)
+
+
+def quaternion_continuity(quaternions: ArrayLike, axis: int = 0) -> FloatArray:
+    """Flip signs along ``axis`` (time) so consecutive quaternions lie in one hemisphere."""
+    q = np.moveaxis(np.asarray(quaternions, dtype=np.float64), axis, 0)
+    if q.shape[0] < 2:
+        return np.moveaxis(q.copy(), 0, axis)
+    dots = np.sum(q[1:] * q[:-1], axis=-1)
+    steps = np.where(dots < 0, -1.0, 1.0)
+    signs = np.concatenate([np.ones((1,) + steps.shape[1:]), np.cumprod(steps, axis=0)])
+    return np.moveaxis(q * signs[..., None], 0, axis)
+
+
+def slerp(a: ArrayLike, b: ArrayLike, t: ArrayLike) -> FloatArray:
+    """Spherical interpolation from ``a`` to ``b`` at ``t``, always along the short arc."""
+    qa = np.asarray(a, dtype=np.float64)
+    qb = np.asarray(b, dtype=np.float64)
+    weight = np.asarray(t, dtype=np.float64)[..., None]
+    dot = np.sum(qa * qb, axis=-1, keepdims=True)
+    qb = np.where(dot < 0, -qb, qb)
+    dot = np.abs(dot)
+    angle = np.arccos(np.clip(dot, -1.0, 1.0))
+    sin_angle = np.sin(angle)
+    near = sin_angle < 1e-6
+    safe = np.where(near, 1.0, sin_angle)
+    wa = np.where(near, 1.0 - weight, np.sin((1.0 - weight) * angle) / safe)
+    wb = np.where(near, weight, np.sin(weight * angle) / safe)
+    out = wa * qa + wb * qb
+    return out / np.linalg.norm(out, axis=-1, keepdims=True)
+
+
+def _wrap(angles: FloatArray) -> FloatArray:
+    return (angles + np.pi) % (2 * np.pi) - np.pi
+
+
+def euler_continuity(angles: ArrayLike, reference: ArrayLike | None = None) -> FloatArray:
+    """Make three-axis Euler angles ``(F, ..., 3)`` continuous along the first axis.
+
+    Each frame takes, of the triples that give its rotation, the one nearest the
+    frame before: the other family ``(a + pi, pi - b, c + pi)`` and any multiple
+    of 2 pi on each angle.  The first frame is made nearest ``reference`` when given.
+    Vectorised: the family choice is a cumulative parity, the wrapping ``np.unwrap``.
+    """
+    e = np.asarray(angles, dtype=np.float64)
+    if e.shape[0] == 0:
+        return e.copy()
+    flipped = np.stack([e[..., 0] + np.pi, np.pi - e[..., 1], e[..., 2] + np.pi], axis=-1)
+    start = e[:1] if reference is None else np.broadcast_to(np.asarray(reference, dtype=np.float64), e[:1].shape)
+    previous = np.concatenate([start, e[:-1]])
+
+    def distance(x: FloatArray) -> FloatArray:
+        return np.abs(_wrap(x - previous)).sum(axis=-1)
+
+    toggle = distance(flipped) < distance(e)
+    if reference is None:
+        toggle[0] = False
+    parity = (np.cumsum(toggle, axis=0) % 2).astype(bool)
+    chosen = np.where(parity[..., None], flipped, e)
+    chosen[0] = start[0] + _wrap(chosen[0] - start[0])
+    return np.unwrap(chosen, axis=0)

@@ -1,0 +1,29 @@
+"""Small text and file helpers shared by the format modules."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+
+def decode_text(raw: bytes) -> str:
+    """Bytes of one line as text: UTF-8, falling back to Latin-1 (never fails)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path`` and rename it into place."""
+    target = os.path.abspath(os.fspath(path))
+    directory = os.path.dirname(target)
+    handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(target), dir=directory)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, target)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise

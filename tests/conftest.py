@@ -1,0 +1,53 @@
+"""Shared test fixtures: the corpus beside the checkout and a fresh Blender scene."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO.parent / "shared" / "corpus"
+SAMPLES = REPO / "samples"
+
+
+def corpus_files(folder: str, *patterns: str) -> list[Path]:
+    """Real files from ``../shared/corpus/<folder>`` (empty when the corpus is absent)."""
+    base = CORPUS / folder
+    if not base.is_dir():
+        return []
+    found: set[Path] = set()
+    for pattern in patterns:
+        found.update(base.glob(pattern))
+    return sorted(found)
+
+
+def corpus_params(folder: str, *patterns: str) -> list:
+    """``pytest.param`` per corpus file, or one skipped param when the corpus is absent."""
+    files = corpus_files(folder, *patterns)
+    if not files:
+        return [pytest.param(None, marks=pytest.mark.skip(reason="../shared/corpus is absent"))]
+    return [pytest.param(f, id=f.name) for f in files]
+
+
+BVH_CORPUS = [f for f in corpus_files("bvh", "*.bvh") if "JSON_not_bvh" not in f.name]
+
+
+def bvh_corpus_params() -> list:
+    if not BVH_CORPUS:
+        return [pytest.param(None, marks=pytest.mark.skip(reason="../shared/corpus is absent"))]
+    return [pytest.param(f, id=f.name) for f in BVH_CORPUS]
+
+
+@pytest.fixture
+def blender():
+    """``bpy`` with an empty scene; skips when the bpy wheel is not installed."""
+    bpy = pytest.importorskip("bpy")
+    bpy.ops.wm.read_homefile(use_empty=True)
+    yield bpy
+    bpy.ops.wm.read_homefile(use_empty=True)
+
+
+def pytest_report_header(config):  # noqa: ARG001
+    return f"corpus: {CORPUS if CORPUS.is_dir() else 'absent'}; cwd {os.getcwd()}"
