@@ -1,17 +1,19 @@
 """Biovision Hierarchy (BVH): read and write.
 
 The hierarchy is parsed line by line with an explicit stack (no recursion);
-the MOTION block is parsed in one ``numpy`` call.  Position channels replace
+the MOTION block is parsed by numpy's C tokenizer in one call.  Position channels replace
 the joint's OFFSET by default (``position_mode="replace"``, as Blender's
 importer, MotionBuilder and Mixamo read them); ``position_mode="add"`` adds them.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import warnings
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 import numpy as np
 
@@ -230,46 +232,43 @@ def parse_bvh(data: bytes, path: str = "<data>", *, position_mode: str = "replac
                 metadata={"format": "bvh", "source": path, "warnings": warnings_found})
 
 
-def _parse_motion(block: bytes, channel_count: int, path: str,
-                  line_before: int) -> np.ndarray:
-    """Rows of channel values from the MOTION data lines, validated in bulk.
+def _parse_motion(block: bytes, channel_count: int, path: str, line_before: int) -> np.ndarray:
+    """Rows of channel values from the MOTION data lines.
 
-    Every line gets a NaN marker appended, so one ``np.fromstring`` call yields
-    the values and, from the marker positions, each line's value count.
+    numpy's C tokenizer (``np.loadtxt`` on bytes) reads the whole block at once;
+    only when it refuses, or the shape or values are wrong, does a line-by-line
+    pass run to name the first bad line and column.
     """
-    if not block.endswith(b"\n"):
-        block += b"\n"
-    line_total = block.count(b"\n")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        values = np.fromstring(block.replace(b"\n", b" nan\n"), sep=" ")  # type: ignore[call-overload]
-    markers = np.flatnonzero(np.isnan(values))
-    if markers.size != line_total:
-        _raise_first_bad_token(block, path, line_before)
-    counts = np.diff(markers, prepend=-1) - 1
-    bad = np.flatnonzero((counts != 0) & (counts != channel_count))
-    filled = np.flatnonzero(counts)
-    if bad.size:
-        first = int(bad[0])
-        frame = int(np.searchsorted(filled, first))
-        raise MocapFormatError(f"expected {channel_count} values in frame {frame + 1}, "
-                               f"found {int(counts[first])}", path, line_before + first + 1)
-    rows = np.delete(values, markers).reshape(filled.size, channel_count)
-    if not np.isfinite(rows).all():
-        row, column = (int(i) for i in np.argwhere(~np.isfinite(rows))[0])
-        raise MocapFormatError(f"frame {row + 1} value {column + 1} is {rows[row, column]}, not a finite number",
-                               path, line_before + int(filled[row]) + 1)
+    if not block.strip():
+        return np.zeros((0, channel_count))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rows = np.loadtxt(io.BytesIO(block), dtype=np.float64, comments=None, ndmin=2)
+    except ValueError:
+        rows = None
+    if rows is None or rows.shape[1] != channel_count or not np.isfinite(rows).all():
+        _raise_first_bad_line(block, channel_count, path, line_before)
     return rows
 
 
-def _raise_first_bad_token(block: bytes, path: str, line_before: int) -> None:
-    """Find the first token that is not a finite number (only runs on bad input)."""
+def _raise_first_bad_line(block: bytes, channel_count: int, path: str, line_before: int) -> NoReturn:
+    """Name the first bad value or row of a MOTION block (only runs on bad input)."""
+    frame = 0
     for number, raw in enumerate(block.split(b"\n"), start=line_before + 1):
-        text = decode_text(raw)
-        for match in re.finditer(r"\S+", text):
+        tokens = list(re.finditer(r"\S+", decode_text(raw)))
+        if not tokens:
+            continue
+        frame += 1
+        for match in tokens:
             token = match.group()
             if not _NUMBER.match(token):
-                raise MocapFormatError(f"{token[:30]!r} is not a number", path, number, match.start() + 1)
+                special = token.lower().lstrip("+-") in ("nan", "inf", "infinity")
+                what = "not a finite number" if special else "not a number"
+                raise MocapFormatError(f"frame {frame}: {token[:30]!r} is {what}", path, number, match.start() + 1)
+        if len(tokens) != channel_count:
+            raise MocapFormatError(f"expected {channel_count} values in frame {frame}, found {len(tokens)}",
+                                   path, number)
     raise MocapFormatError("unreadable MOTION data", path, line_before + 1)
 
 
@@ -335,7 +334,7 @@ def format_bvh(clip: Clip, *, precision: int = 6, position_mode: str = "replace"
                       f"{indent}\t}}"]
         stack.append((-1, depth))
         stack.extend((child, depth + 1) for child in reversed(children[joint]))
-    lines += ["MOTION", f"Frames: {clip.frame_count}", f"Frame Time: {clip.frame_time:.9g}"]
+    lines += ["MOTION", f"Frames: {clip.frame_count}", f"Frame Time: {clip.frame_time!r}"]
     header = "\n".join(lines) + "\n"
     return header + format_rows(clip.motion, precision)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,16 +27,21 @@ class Pose:
 
 
 def local_transforms(clip: Clip) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Each joint's local rotation (rest @ frame), translation and scale per frame."""
+    """Each joint's local rotation (rest @ frame), translation and scale per frame.
+
+    Shapes ``(F, J, 3, 3)``, ``(F, J, 3)`` and ``(F, J)``.
+    """
     skeleton = clip.skeleton
-    frame_rotations = clip.local_rotations()
-    rotation = np.einsum("jab,fjbc->fjac", skeleton.rest_rotations, frame_rotations)
+    rotation = clip.local_rotations()
+    rest = skeleton.rest_rotations
+    if not np.allclose(rest, np.eye(3), rtol=0, atol=1e-15):
+        rotation = np.moveaxis(rest[:, None] @ np.moveaxis(rotation, 1, 0), 0, 1)
     channel_translation = clip.local_translations()
     in_rest = skeleton.translation_in_rest_frame
     if np.any(in_rest):
-        rotated = np.einsum("jab,fjb->fja", skeleton.rest_rotations, channel_translation)
-        channel_translation = np.where(in_rest[None, :, None], rotated, channel_translation)  # type: ignore[index]
-    base = np.where(skeleton.position_replaces_offset[:, None], 0.0, skeleton.offsets)  # type: ignore[index]
+        rotated = (rest[None] @ channel_translation[..., None])[..., 0]
+        channel_translation = np.where(in_rest[None, :, None], rotated, channel_translation)
+    base = np.where(skeleton.position_replaces_offset[:, None], 0.0, skeleton.offsets)
     translation = base[None] + channel_translation
     scales = clip.local_scales()
     if scales is None:
@@ -42,28 +49,58 @@ def local_transforms(clip: Clip) -> tuple[FloatArray, FloatArray, FloatArray]:
     return rotation, translation, scales
 
 
+FRAMES_PER_BLOCK = 2048
+
+
 def forward_kinematics(clip: Clip) -> Pose:
-    """World rotation, position and scale of every joint at every frame."""
+    """World rotation, position and scale of every joint at every frame.
+
+    Frames are independent, so long clips are cut into blocks that stay in the
+    CPU cache and run on a small thread pool (numpy releases the GIL).
+    """
+    frames = clip.frame_count
+    if frames <= FRAMES_PER_BLOCK:
+        return _forward_kinematics_block(clip)
+    joints = clip.skeleton.joint_count
+    pose = Pose(np.empty((frames, joints, 3, 3)), np.empty((frames, joints, 3)), np.empty((frames, joints)))
+
+    def run(start: int) -> None:
+        block = Clip(clip.skeleton, clip.motion[start:start + FRAMES_PER_BLOCK], clip.frame_time)
+        part = _forward_kinematics_block(block)
+        stop = start + block.frame_count
+        pose.rotations[start:stop] = part.rotations
+        pose.positions[start:stop] = part.positions
+        pose.scales[start:stop] = part.scales
+
+    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+        list(pool.map(run, range(0, frames, FRAMES_PER_BLOCK)))
+    return pose
+
+
+def _forward_kinematics_block(clip: Clip) -> Pose:
+    """Forward kinematics for all frames at once: one batched product per joint,
+    on joint-major arrays so every slice is contiguous (no recursion)."""
     rotation, translation, scale = local_transforms(clip)
+    rotation = np.ascontiguousarray(np.moveaxis(rotation, 1, 0))
+    translation = np.ascontiguousarray(np.moveaxis(translation, 1, 0))
+    scale = np.ascontiguousarray(scale.T)
+    scaled = bool(np.any(scale != 1.0))
     world_rotation = np.empty_like(rotation)
     world_position = np.empty_like(translation)
     world_scale = np.empty_like(scale)
-    parents = np.asarray(clip.skeleton.parents)
-    for level in clip.skeleton.depth_levels():
-        roots = level[parents[level] < 0]
-        world_rotation[:, roots] = rotation[:, roots]
-        world_position[:, roots] = translation[:, roots]
-        world_scale[:, roots] = scale[:, roots]
-        inner = level[parents[level] >= 0]
-        if inner.size:
-            up = parents[inner]
-            parent_rotation = world_rotation[:, up]
-            parent_scale = world_scale[:, up]
-            world_rotation[:, inner] = parent_rotation @ rotation[:, inner]
-            moved = np.einsum("fjab,fjb->fja", parent_rotation, translation[:, inner])
-            world_position[:, inner] = world_position[:, up] + parent_scale[..., None] * moved
-            world_scale[:, inner] = parent_scale * scale[:, inner]
-    return Pose(world_rotation, world_position, world_scale)
+    for joint, parent in enumerate(clip.skeleton.parents):
+        if parent < 0:
+            world_rotation[joint] = rotation[joint]
+            world_position[joint] = translation[joint]
+            world_scale[joint] = scale[joint]
+            continue
+        np.matmul(world_rotation[parent], rotation[joint], out=world_rotation[joint])
+        moved = (world_rotation[parent] @ translation[joint][..., None])[..., 0]
+        if scaled:
+            moved *= world_scale[parent][:, None]
+        np.add(world_position[parent], moved, out=world_position[joint])
+        np.multiply(world_scale[parent], scale[joint], out=world_scale[joint])
+    return Pose(np.moveaxis(world_rotation, 0, 1), np.moveaxis(world_position, 0, 1), world_scale.T)
 
 
 def world_positions(clip: Clip) -> FloatArray:
@@ -119,7 +156,7 @@ def conform(clip: Clip, layouts: list[tuple[str, ...]] | None = None,
     target.channels = layouts
     target.rest_rotations = np.broadcast_to(np.eye(3), (skeleton.joint_count, 3, 3)).copy()
     turned = np.einsum("jab,jb->ja", skeleton.rest_rotations, skeleton.length_directions)
-    target.length_directions = np.where(skeleton.translation_in_rest_frame[:, None],  # type: ignore[index]
+    target.length_directions = np.where(skeleton.translation_in_rest_frame[:, None],
                                         turned, skeleton.length_directions)
     target.translation_in_rest_frame = np.zeros(skeleton.joint_count, dtype=bool)
     target.position_replaces_offset = replaces

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import rotations
 from .rotations import FloatArray
@@ -47,34 +48,39 @@ class Skeleton:
     offsets: FloatArray
     channels: list[tuple[str, ...]]
     end_sites: list[FloatArray] = field(default_factory=list)
-    rest_rotations: FloatArray | None = None
-    position_replaces_offset: np.ndarray | None = None
-    translation_in_rest_frame: np.ndarray | None = None
-    length_directions: FloatArray | None = None
+    rest_rotations: FloatArray = field(default_factory=lambda: np.zeros(0))
+    position_replaces_offset: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    translation_in_rest_frame: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    length_directions: FloatArray = field(default_factory=lambda: np.zeros(0))
 
     def __post_init__(self) -> None:
+        """Normalise array types and fill the optional per-joint arrays left empty."""
         count = len(self.names)
         self.offsets = np.asarray(self.offsets, dtype=np.float64).reshape(count, 3)
         self.channels = [tuple(c) for c in self.channels]
         if not self.end_sites:
             self.end_sites = [np.zeros((0, 3)) for _ in range(count)]
         self.end_sites = [np.asarray(e, dtype=np.float64).reshape(-1, 3) for e in self.end_sites]
-        if self.rest_rotations is None:
+        if np.size(self.rest_rotations) == 0:
             self.rest_rotations = np.broadcast_to(np.eye(3), (count, 3, 3)).copy()
-        if self.position_replaces_offset is None:
+        self.rest_rotations = np.asarray(self.rest_rotations, dtype=np.float64).reshape(count, 3, 3)
+        if np.size(self.position_replaces_offset) == 0:
             self.position_replaces_offset = np.zeros(count, dtype=bool)
-        if self.translation_in_rest_frame is None:
+        self.position_replaces_offset = np.asarray(self.position_replaces_offset, dtype=bool)
+        if np.size(self.translation_in_rest_frame) == 0:
             self.translation_in_rest_frame = np.zeros(count, dtype=bool)
-        if self.length_directions is None:
+        self.translation_in_rest_frame = np.asarray(self.translation_in_rest_frame, dtype=bool)
+        if np.size(self.length_directions) == 0:
             self.length_directions = np.zeros((count, 3))
+        self.length_directions = np.asarray(self.length_directions, dtype=np.float64).reshape(count, 3)
         self.validate()
 
     def validate(self) -> None:
         """Raise ``ValueError`` if the arrays disagree or a parent follows its child."""
         count = len(self.names)
         lengths = {len(self.parents), len(self.channels), len(self.end_sites),
-                   len(self.rest_rotations), len(self.position_replaces_offset),  # type: ignore[arg-type]
-                   len(self.translation_in_rest_frame), len(self.length_directions)}  # type: ignore[arg-type]
+                   len(self.rest_rotations), len(self.position_replaces_offset),
+                   len(self.translation_in_rest_frame), len(self.length_directions)}
         if lengths != {count}:
             raise ValueError("skeleton arrays differ in length")
         for index, parent in enumerate(self.parents):
@@ -97,14 +103,6 @@ class Skeleton:
         """Indices of the joints whose parent is ``joint``."""
         return [i for i, p in enumerate(self.parents) if p == joint]
 
-    def depth_levels(self) -> list[np.ndarray]:
-        """Joint indices grouped by depth (roots first), for level-by-level batching."""
-        depth = np.zeros(self.joint_count, dtype=np.int64)
-        for index, parent in enumerate(self.parents):
-            if parent >= 0:
-                depth[index] = depth[parent] + 1
-        return [np.flatnonzero(depth == d) for d in range(int(depth.max(initial=-1)) + 1)]
-
     def channel_starts(self) -> np.ndarray:
         """Column of each joint's first channel in ``Clip.motion``; the last entry is the total."""
         return np.concatenate([[0], np.cumsum([len(c) for c in self.channels])]).astype(np.int64)
@@ -112,10 +110,10 @@ class Skeleton:
     def copy(self) -> Skeleton:
         return Skeleton(list(self.names), list(self.parents), self.offsets.copy(),
                         list(self.channels), [e.copy() for e in self.end_sites],
-                        self.rest_rotations.copy(),  # type: ignore[union-attr]
-                        self.position_replaces_offset.copy(),  # type: ignore[union-attr]
-                        self.translation_in_rest_frame.copy(),  # type: ignore[union-attr]
-                        self.length_directions.copy())  # type: ignore[union-attr]
+                        self.rest_rotations.copy(),
+                        self.position_replaces_offset.copy(),
+                        self.translation_in_rest_frame.copy(),
+                        self.length_directions.copy())
 
 
 @dataclass
@@ -158,9 +156,13 @@ class Clip:
         return self.motion[:, int(self.skeleton.channel_starts()[joint]) + layout.index(channel)]
 
     def local_rotations(self) -> FloatArray:
-        """Frame rotations ``R_f`` (without the rest rotation), shape ``(F, J, 3, 3)``."""
+        """Frame rotations ``R_f`` (without the rest rotation), shape ``(F, J, 3, 3)``.
+
+        The result is a view of a joint-major buffer: ``np.moveaxis(r, 1, 0)`` is contiguous.
+        """
         skeleton = self.skeleton
-        out = np.broadcast_to(np.eye(3), (self.frame_count, skeleton.joint_count, 3, 3)).copy()
+        out = np.empty((skeleton.joint_count, self.frame_count, 3, 3))
+        out[:] = np.eye(3)
         starts = skeleton.channel_starts()
         groups: dict[str, list[tuple[int, list[int]]]] = {}
         for joint, layout in enumerate(skeleton.channels):
@@ -170,10 +172,10 @@ class Clip:
                 groups.setdefault(order, []).append((joint, columns))
         for order, members in groups.items():
             joints = [m[0] for m in members]
-            columns = np.array([m[1] for m in members])
-            angles = np.radians(self.motion[:, columns])
-            out[:, joints] = rotations.euler_to_matrix(angles, order)
-        return out
+            table = np.array([m[1] for m in members])  # (n, k)
+            angles = np.radians(self.motion.T[table].transpose(0, 2, 1))  # (n, F, k)
+            out[joints] = rotations.euler_to_matrix(angles, order)
+        return np.moveaxis(out, 0, 1)
 
     def local_translations(self) -> FloatArray:
         """Channel translations ``t_f`` per joint, shape ``(F, J, 3)`` (zero where absent)."""
@@ -186,7 +188,7 @@ class Clip:
                     out[:, joint, axis] = values
             length = self.channel_values(joint, LENGTH_CHANNEL)
             if length is not None:
-                out[:, joint] += length[:, None] * skeleton.length_directions[joint]  # type: ignore[index]
+                out[:, joint] += length[:, None] * skeleton.length_directions[joint]
         return out
 
     def local_scales(self) -> FloatArray | None:
@@ -235,7 +237,7 @@ def encode_motion(skeleton: Skeleton, frame_rotations: FloatArray,
             elif channel in TRANSLATION_CHANNELS and translations is not None:
                 motion[:, column] = translations[:, joint, TRANSLATION_CHANNELS.index(channel)]
             elif channel == LENGTH_CHANNEL and translations is not None:
-                direction = skeleton.length_directions[joint]  # type: ignore[index]
+                direction = skeleton.length_directions[joint]
                 motion[:, column] = translations[:, joint] @ direction / max(float(direction @ direction), 1e-300)
             elif channel == SCALE_CHANNEL:
                 motion[:, column] = 1.0 if scales is None else scales[:, joint]

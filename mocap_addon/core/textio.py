@@ -22,8 +22,18 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
+        os.chmod(temporary, _new_file_mode(target))
         os.replace(temporary, target)
     except BaseException:
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise
+
+
+def _new_file_mode(target: str) -> int:
+    """The mode ``open`` would give ``target``: kept if it exists, else 0o666 less the umask."""
+    if os.path.exists(target):
+        return os.stat(target).st_mode & 0o7777
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask

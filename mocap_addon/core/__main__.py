@@ -1,0 +1,64 @@
+"""Command line: ``python -m mocap_addon.core info FILE`` and ``convert IN OUT``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .errors import MocapFormatError
+from .io import format_of, load, save
+from .model import Clip, rotation_order
+
+
+def describe(clip: Clip, path: str) -> str:
+    """A human-readable summary: hierarchy, channel layouts, frames, fps, duration."""
+    skeleton = clip.skeleton
+    depth: list[int] = []
+    lines = [f"file:      {path}",
+             f"format:    {format_of(path).lstrip('.').upper()}",
+             f"joints:    {skeleton.joint_count} ({sum(p < 0 for p in skeleton.parents)} root(s), "
+             f"{sum(len(e) for e in skeleton.end_sites)} end site(s))",
+             f"frames:    {clip.frame_count} (first numbered {clip.start_frame})",
+             f"fps:       {clip.fps:.6g} (frame time {clip.frame_time:.9g} s)",
+             f"duration:  {clip.frame_count * clip.frame_time:.3f} s",
+             f"channels:  {int(skeleton.channel_starts()[-1])}"]
+    if clip.unit_in_metres is not None:
+        lines.append(f"unit:      {clip.unit_in_metres:.9g} m")
+    lines.append("hierarchy:")
+    for joint, (name, parent) in enumerate(zip(skeleton.names, skeleton.parents)):
+        depth.append(0 if parent < 0 else depth[parent] + 1)
+        layout = skeleton.channels[joint]
+        order = rotation_order(layout)
+        detail = " ".join(layout) or "no channels"
+        lines.append(f"  {'  ' * depth[joint]}{name}  [{detail}]" + (f" order {order}" if order else ""))
+    lines += [f"warning:   {w}" for w in clip.metadata.get("warnings", [])]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m mocap_addon.core",
+                                     description="Inspect and convert motion capture files.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    info = commands.add_parser("info", help="print joints, hierarchy, frames, fps and channel layouts")
+    info.add_argument("file")
+    convert = commands.add_parser("convert", help="read IN and write OUT (format from OUT's extension)")
+    convert.add_argument("input")
+    convert.add_argument("output")
+    convert.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "info":
+            print(describe(load(args.file), args.file))
+        else:
+            clip = load(args.input)
+            save(clip, args.output, precision=args.precision)
+            print(f"{args.input} -> {args.output}: {clip.skeleton.joint_count} joints, {clip.frame_count} frames")
+    except (MocapFormatError, OSError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
