@@ -34,6 +34,7 @@ class _Node:
     name: str
     line: int
     parent: int
+    index: int = -1
     is_end_site: bool = False
     offset: list[float] | None = None
     channels: list[str] = field(default_factory=list)
@@ -91,14 +92,14 @@ class _HierarchyParser:
                 raise self.error("ROOT inside another joint (missing '}'?)", line)
             if keyword_upper == "JOINT" and (not self.stack or self.stack[-1].is_end_site):
                 raise self.error("JOINT outside a ROOT", line)
-            parent = self.joints.index(self.stack[-1]) if self.stack else -1
-            node = _Node(name, line, parent)
+            parent = self.stack[-1].index if self.stack else -1
+            node = _Node(name, line, parent, index=len(self.joints))
             self.joints.append(node)
             self.pending = node
         elif keyword_upper == "END" and rest.strip().upper() == "SITE":
             if not self.stack or self.stack[-1].is_end_site:
                 raise self.error("End Site outside a joint", line)
-            self.pending = _Node("End Site", line, self.joints.index(self.stack[-1]), is_end_site=True)
+            self.pending = _Node("End Site", line, self.stack[-1].index, is_end_site=True)
         elif keyword_upper == "OFFSET":
             node = self.current(keyword, line)
             values = rest.split()
