@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .model import Clip, Skeleton, encode_motion
+from .model import ROTATION_CHANNELS, Clip, Skeleton, encode_motion, rotation_order
 from .rotations import FloatArray
 
 
@@ -163,4 +163,24 @@ def conform(clip: Clip, layouts: list[tuple[str, ...]] | None = None,
     target.validate()
     base = np.where(replaces[:, None], 0.0, skeleton.offsets)
     result.motion = encode_motion(target, rotation, translation - base[None], scales)
+    _keep_raw_angles(clip, result)
     return result
+
+
+def _keep_raw_angles(source: Clip, target: Clip) -> None:
+    """Copy rotation channels unchanged where a joint's rotation did not change form.
+
+    That is, where the joint had no rest rotation and keeps its rotation order:
+    the file's own angles (past ±180° included) then survive a re-layout.
+    """
+    old, new = source.skeleton, target.skeleton
+    old_starts, new_starts = old.channel_starts(), new.channel_starts()
+    rest_is_identity = np.all(np.abs(old.rest_rotations - np.eye(3)) <= 1e-12, axis=(1, 2))
+    for joint in np.flatnonzero(rest_is_identity):
+        old_layout, new_layout = old.channels[joint], new.channels[joint]
+        if rotation_order(old_layout) != rotation_order(new_layout):
+            continue
+        for channel in ROTATION_CHANNELS:
+            if channel in old_layout:
+                target.motion[:, new_starts[joint] + new_layout.index(channel)] = \
+                    source.motion[:, old_starts[joint] + old_layout.index(channel)]
