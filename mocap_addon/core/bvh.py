@@ -241,7 +241,7 @@ def _parse_motion(block: bytes, channel_count: int, path: str, line_before: int)
     pass run to name the first bad line and column.
     """
     if not block.strip():
-        return np.zeros((0, channel_count))
+        return np.zeros((0 if channel_count else block.count(b"\n"), channel_count))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -280,11 +280,18 @@ def bvh_layout(clip: Clip, default_order: str = "ZXY") -> list[tuple[str, ...]]:
     channels, ``s`` is dropped (its values must be 1).  A joint that rotates
     after rest rotations are baked but has no rotation channels gets three.
     """
+    skeleton = clip.skeleton
+    turned = skeleton.translation_in_rest_frame & ~np.all(
+        np.abs(skeleton.rest_rotations - np.eye(3)) <= 1e-12, axis=(1, 2))
     layouts = []
-    for layout in clip.skeleton.channels:
+    for joint, layout in enumerate(skeleton.channels):
         kept = [c for c in layout if c in TRANSLATION_CHANNELS + ROTATION_CHANNELS]
-        if "l" in layout and not any(c in TRANSLATION_CHANNELS for c in kept):
-            kept = list(TRANSLATION_CHANNELS) + kept
+        moves = [n for n, c in enumerate(layout) if c in TRANSLATION_CHANNELS or c == "l"]
+        if moves and ("l" in layout or turned[joint]):
+            # The translation no longer lies along the file's own axes: keep all three.
+            rotations = [c for c in kept if c in ROTATION_CHANNELS]
+            first = len([c for c in layout[:moves[0]] if c in ROTATION_CHANNELS])
+            kept = rotations[:first] + list(TRANSLATION_CHANNELS) + rotations[first:]
         layouts.append(tuple(kept))
     return layouts
 
@@ -315,13 +322,17 @@ def format_bvh(clip: Clip, *, precision: int = 6, position_mode: str = "replace"
         return f"{indent}OFFSET " + " ".join(offset_format.format(v + 0.0) for v in offset)
 
     # Depth-first without recursion: a stack of (joint, depth) and closing markers.
+    # The file lists joints depth first, so the motion columns follow that order.
     stack: list[tuple[int, int]] = [(j, 0) for j in reversed(range(skeleton.joint_count))
                                     if skeleton.parents[j] < 0]
+    starts = skeleton.channel_starts()
+    columns: list[int] = []
     while stack:
         joint, depth = stack.pop()
         if joint < 0:
             lines.append("\t" * depth + "}")
             continue
+        columns.extend(range(starts[joint], starts[joint + 1]))
         indent = "\t" * depth
         keyword = "ROOT" if skeleton.parents[joint] < 0 else "JOINT"
         lines.append(f"{indent}{keyword} {skeleton.names[joint]}")
@@ -337,7 +348,8 @@ def format_bvh(clip: Clip, *, precision: int = 6, position_mode: str = "replace"
         stack.extend((child, depth + 1) for child in reversed(children[joint]))
     lines += ["MOTION", f"Frames: {clip.frame_count}", f"Frame Time: {clip.frame_time!r}"]
     header = "\n".join(lines) + "\n"
-    return header + format_rows(clip.motion, precision)
+    motion = clip.motion if columns == list(range(len(columns))) else clip.motion[:, columns]
+    return header + format_rows(motion, precision)
 
 
 def format_rows(values: np.ndarray, precision: int) -> str:

@@ -136,7 +136,9 @@ class Clip:
 
     def __post_init__(self) -> None:
         total = int(self.skeleton.channel_starts()[-1])
-        self.motion = np.asarray(self.motion, dtype=np.float64).reshape(-1, total)
+        motion = np.asarray(self.motion, dtype=np.float64)
+        frames = motion.shape[0] if motion.ndim == 2 else motion.size // max(total, 1)
+        self.motion = motion.reshape(frames, total)
         if not self.frame_time > 0:
             raise ValueError(f"frame time must be positive, got {self.frame_time}")
 

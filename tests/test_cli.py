@@ -1,0 +1,48 @@
+"""``python -m mocap_addon.core``: info and convert."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+
+from mocap_addon.core import load, world_positions
+from tests.conftest import REPO, SAMPLES
+
+SAMPLE = SAMPLES / "walk_turn.bvh"
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "mocap_addon.core", *args], cwd=REPO,
+                          capture_output=True, text=True, check=False)
+
+
+def test_info_describes_the_sample():
+    result = run("info", str(SAMPLE))
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "joints:    23 (1 root(s), 6 end site(s))" in out
+    assert "frames:    120" in out and "fps:       30" in out and "duration:  4.000 s" in out
+    assert "  Hips  [tx ty tz rz rx ry] order ZXY" in out
+    assert "\n          LeftArm  [ry rx rz] order YXZ\n" in out
+
+
+def test_convert_writes_an_equivalent_file(tmp_path):
+    target = tmp_path / "copy.bvh"
+    result = run("convert", str(SAMPLE), str(target), "--precision", "8")
+    assert result.returncode == 0, result.stderr
+    assert "23 joints, 120 frames" in result.stdout
+    np.testing.assert_allclose(world_positions(load(target)), world_positions(load(SAMPLE)), atol=1e-6)
+
+
+def test_bad_file_gives_one_line_and_exit_code(tmp_path):
+    bad = tmp_path / "bad.bvh"
+    bad.write_text("HIERARCHY\nROOT a\n{\nOFFSET 0 0\n}\n")
+    result = run("info", str(bad))
+    assert result.returncode == 1
+    assert result.stderr.strip() == "error: bad.bvh:4: OFFSET needs 3 numbers, found 2"
+    missing = run("info", str(tmp_path / "nope.bvh"))
+    assert missing.returncode == 1 and "nope.bvh" in missing.stderr
+    unknown = run("convert", str(SAMPLE), str(tmp_path / "x.fbx"))
+    assert unknown.returncode == 1 and "cannot write .fbx" in unknown.stderr
