@@ -49,5 +49,5 @@ def blender():
     bpy.ops.wm.read_homefile(use_empty=True)
 
 
-def pytest_report_header(config):  # noqa: ARG001
+def pytest_report_header(config):
     return f"corpus: {CORPUS if CORPUS.is_dir() else 'absent'}; cwd {os.getcwd()}"

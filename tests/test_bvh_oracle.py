@@ -8,7 +8,6 @@ import pytest
 from mocap_addon.core import load, world_positions
 from tests.conftest import bvh_corpus_params
 
-
 # Blender's default rotate_mode='NATIVE' re-expresses each key as a float32 Euler
 # in bone space; where that lands near gimbal lock it loses ~4e-4 rad (measured:
 # 0.0087 units on Hand_R of the Bandai dance clip).  Quaternion keys have no such
@@ -25,7 +24,7 @@ def blender_heads(bpy, path) -> np.ndarray:
     obj = bpy.context.object
     scene = bpy.context.scene
     action = obj.animation_data.action
-    first, last = (int(round(v)) for v in action.frame_range)
+    first, last = (round(v) for v in action.frame_range)
     world = np.array(obj.matrix_world)
     heads = []
     for frame in range(first, last + 1):
