@@ -1,0 +1,122 @@
+"""F-curves in bulk: write a clip's bone poses as keys, read keys back as poses (numpy throughout)."""
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+
+from ..core import rotations
+from .compat import LINEAR, Channels
+from .rig_math import BasisPose
+
+ROTATION_MODES = ("QUATERNION", "EULER")
+
+
+def _bone_path(name: str, prop: str) -> str:
+    return f'pose.bones["{bpy.utils.escape_identifier(name)}"].{prop}'
+
+
+def _write(channels: Channels, path: str, index: int, group: str, frames: np.ndarray, values: np.ndarray) -> None:
+    fcurve = channels.new(path, index, group)
+    keys = fcurve.keyframe_points
+    keys.add(len(frames))
+    co = np.empty((len(frames), 2), dtype=np.float32)
+    co[:, 0] = frames
+    co[:, 1] = values
+    keys.foreach_set("co", co.ravel())
+    keys.foreach_set("interpolation", np.full(len(frames), LINEAR, dtype=np.int32))
+    fcurve.update()
+
+
+def euler_mode(order: str) -> str:
+    """Blender's rotation_mode for a joint whose channels list ``order`` (falls back to XYZ)."""
+    full = order + "".join(a for a in "XYZ" if a not in order) if order else "ZYX"
+    return rotations.blender_order(full)
+
+
+def write_action(obj: bpy.types.Object, name: str, names: list[str], basis: BasisPose, frames: np.ndarray,
+                 rotation_mode: str, orders: list[str], location_joints: list[bool]) -> bpy.types.Action:
+    """A new action on ``obj`` with one group per bone; keys at ``frames`` (float, one per clip frame)."""
+    action = bpy.data.actions.new(name)
+    channels = Channels(action, obj)
+    scaled = np.abs(basis.scales - 1.0).max(axis=0, initial=0.0) > 1e-9
+    for joint, bone_name in enumerate(names):
+        pose_bone = obj.pose.bones[bone_name]
+        matrices = basis.rotations[:, joint]
+        if rotation_mode == "QUATERNION":
+            pose_bone.rotation_mode = "QUATERNION"
+            values = rotations.quaternion_continuity(rotations.matrix_to_quaternion(matrices))
+            prop = "rotation_quaternion"
+        else:
+            mode = euler_mode(orders[joint])
+            pose_bone.rotation_mode = mode
+            ours = mode[::-1]
+            angles = rotations.euler_continuity(rotations.matrix_to_euler(matrices, ours))
+            values = angles[:, [ours.index(axis) for axis in "XYZ"]]
+            prop = "rotation_euler"
+        for index in range(values.shape[1]):
+            _write(channels, _bone_path(bone_name, prop), index, bone_name, frames, values[:, index])
+        if location_joints[joint]:
+            for index in range(3):
+                _write(channels, _bone_path(bone_name, "location"), index, bone_name, frames,
+                       basis.locations[:, joint, index])
+        if scaled[joint]:
+            for index in range(3):
+                _write(channels, _bone_path(bone_name, "scale"), index, bone_name, frames, basis.scales[:, joint])
+    return action
+
+
+def _sample(fcurve: bpy.types.FCurve, frames: np.ndarray) -> np.ndarray:
+    """``fcurve`` at ``frames``: from the keys directly where possible, else Blender's evaluation."""
+    keys = fcurve.keyframe_points
+    count = len(keys)
+    if count == 0:
+        return np.full(len(frames), fcurve.evaluate(float(frames[0])) if len(frames) else 0.0)
+    co = np.empty(2 * count, dtype=np.float32)
+    keys.foreach_get("co", co)
+    x, y = co[0::2].astype(np.float64), co[1::2].astype(np.float64)
+    interpolation = np.empty(count, dtype=np.int32)
+    keys.foreach_get("interpolation", interpolation)
+    plain = len(fcurve.modifiers) == 0 and fcurve.extrapolation == "CONSTANT"
+    exact = np.isin(frames, x)
+    if plain and (exact.all() or np.all(interpolation[:-1] == LINEAR)):
+        return np.interp(frames, x, y)
+    return np.array([fcurve.evaluate(float(f)) for f in frames])
+
+
+def read_basis(obj: bpy.types.Object, action: bpy.types.Action, names: list[str],
+               frames: np.ndarray) -> BasisPose:
+    """Bone ``matrix_basis`` parts at ``frames`` from the action's F-curves (no frame_set)."""
+    curves = {(fc.data_path, fc.array_index): fc for fc in Channels(action, obj, create=False).all()}
+    count = len(frames)
+
+    def channel(name: str, prop: str, size: int, current: object) -> np.ndarray:
+        path = _bone_path(name, prop)
+        fallback = np.array(current, dtype=np.float64)
+        columns = [_sample(curves[(path, i)], frames) if (path, i) in curves else np.full(count, fallback[i])
+                   for i in range(size)]
+        return np.stack(columns, axis=-1) if columns else np.zeros((count, 0))
+
+    rotations_out = np.empty((count, len(names), 3, 3))
+    locations = np.empty((count, len(names), 3))
+    scales = np.empty((count, len(names)))
+    for joint, name in enumerate(names):
+        pose_bone = obj.pose.bones[name]
+        mode = pose_bone.rotation_mode
+        if mode == "QUATERNION":
+            rotations_out[:, joint] = rotations.quaternion_to_matrix(
+                channel(name, "rotation_quaternion", 4, pose_bone.rotation_quaternion))
+        elif mode == "AXIS_ANGLE":
+            axis_angle = channel(name, "rotation_axis_angle", 4, pose_bone.rotation_axis_angle)
+            half = 0.5 * axis_angle[:, 0]
+            axis = axis_angle[:, 1:] / np.maximum(np.linalg.norm(axis_angle[:, 1:], axis=1, keepdims=True), 1e-12)
+            rotations_out[:, joint] = rotations.quaternion_to_matrix(
+                np.concatenate([np.cos(half)[:, None], np.sin(half)[:, None] * axis], axis=1))
+        else:
+            ours = mode[::-1]
+            by_axis = channel(name, "rotation_euler", 3, pose_bone.rotation_euler)
+            rotations_out[:, joint] = rotations.euler_to_matrix(by_axis[:, ["XYZ".index(a) for a in ours]], ours)
+        locations[:, joint] = channel(name, "location", 3, pose_bone.location)
+        scale = channel(name, "scale", 3, pose_bone.scale)
+        scales[:, joint] = np.cbrt(np.prod(scale, axis=1))
+    return BasisPose(rotations_out, locations, scales)

@@ -1,0 +1,119 @@
+"""Turn an armature and its action back into a core clip."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+
+from ..core import Clip, Skeleton
+from ..core.model import encode_motion
+from .animation import read_basis
+from .armature import rest_matrices
+from .importer import UNIT_PRESETS, scene_fps
+from .rig_math import basis_to_joints, rest_pose
+from .storage import PROPERTY, skeleton_from_json
+
+
+@dataclass
+class ExportSettings:
+    """How an armature becomes a file (the export operators' options)."""
+
+    conversion: np.ndarray  # file axes -> Blender axes (3x3), as on import
+    scale: float = 1.0
+    unit: str = "AUTO"  # AUTO: undo the import's scale (1 for rigs made in Blender)
+    frame_start: int | None = None  # None: the action's range
+    frame_end: int | None = None
+    rotation_order: str = "ZXY"  # for rigs not imported by this add-on
+
+
+def armature_action(obj: bpy.types.Object) -> bpy.types.Action | None:
+    animation = obj.animation_data
+    return animation.action if animation else None
+
+
+def frame_range(obj: bpy.types.Object, settings: ExportSettings) -> np.ndarray:
+    """Frames to export: the settings' range, else the action's, else the scene's current frame."""
+    action = armature_action(obj)
+    if action is not None:
+        first, last = (round(v) for v in action.frame_range)
+    else:
+        first = last = bpy.context.scene.frame_current
+    first = first if settings.frame_start is None else settings.frame_start
+    last = last if settings.frame_end is None else settings.frame_end
+    return np.arange(first, max(first, last) + 1, dtype=np.float64)
+
+
+def skeleton_from_bones(obj: bpy.types.Object, settings: ExportSettings, scale: float) -> Skeleton:
+    """A BVH-style skeleton for any armature: 6 channels on roots, 3 rotations elsewhere."""
+    bones = sorted(obj.data.bones, key=lambda b: len(b.parent_recursive))
+    names = [b.name for b in bones]
+    back = settings.conversion.T / scale
+    heads = np.array([b.head_local for b in bones]).reshape(-1, 3)
+    parents = [names.index(b.parent.name) if b.parent else -1 for b in bones]
+    offsets = np.array([(heads[j] - (heads[p] if p >= 0 else 0.0)) @ back.T for j, p in enumerate(parents)])
+    rotation = tuple(f"r{axis.lower()}" for axis in settings.rotation_order)
+    channels = [(("tx", "ty", "tz") if p < 0 else ()) + rotation for p in parents]
+    end_sites = [(np.array(b.tail_local) - np.array(b.head_local)) @ back.T if not b.children else np.zeros((0, 3))
+                 for b in bones]
+    return Skeleton(names, parents, offsets, channels, [np.reshape(e, (-1, 3)) for e in end_sites],
+                    position_replaces_offset=np.array([p < 0 for p in parents]))
+
+
+def export_clip(obj: bpy.types.Object, settings: ExportSettings) -> Clip:
+    """The armature's animation as a clip, in the file's axes and units."""
+    stored = obj.data.get(PROPERTY)
+    record: dict = {}
+    if stored is not None:
+        skeleton, record = skeleton_from_json(stored)
+        import_scale = float(record["scale"])
+    else:
+        import_scale = 1.0
+    scale = settings.scale * (import_scale if settings.unit == "AUTO" else UNIT_PRESETS[settings.unit])
+    if stored is None:
+        skeleton = skeleton_from_bones(obj, settings, scale)
+    missing = [n for n in skeleton.names if n not in obj.pose.bones]
+    if missing:
+        raise ValueError(f"bones renamed or removed since import: {', '.join(missing[:5])}")
+    frames = frame_range(obj, settings)
+    action = armature_action(obj)
+    orientations, heads = rest_matrices(obj, skeleton.names)
+    rest_rotations, _ = rest_pose(skeleton)
+    conversion = settings.conversion
+    joint_rest = conversion @ rest_rotations @ conversion.T
+    if action is None:
+        raise ValueError(f"{obj.name} has no action to export")
+    basis = read_basis(obj, action, skeleton.names, frames)
+    world, positions, world_scales = basis_to_joints(basis, skeleton.parents, orientations, heads, joint_rest,
+                                                     conversion, scale)
+    frame_rotations, translations, local_scales = _local_channels(skeleton, world, positions, world_scales)
+    frame_time = float(action.get("mocap_frame_time", record.get("frame_time", 1.0 / scene_fps(bpy.context.scene))))
+    motion = encode_motion(skeleton, frame_rotations, translations, local_scales)
+    metadata = dict(record.get("metadata", {}))
+    metadata["warnings"] = []
+    return Clip(skeleton, motion, frame_time, start_frame=int(record.get("start_frame", 1)),
+                unit_in_metres=record.get("unit_in_metres"), up_axis=record.get("up_axis", "Y"), metadata=metadata)
+
+
+def _local_channels(skeleton: Skeleton, world: np.ndarray, positions: np.ndarray,
+                    scales: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Frame rotations, channel translations and local scales from world joint transforms."""
+    rotations = np.empty_like(world)
+    translations = np.empty_like(positions)
+    local_scales = scales.copy()
+    rest = skeleton.rest_rotations
+    for joint, parent in enumerate(skeleton.parents):
+        if parent < 0:
+            local_rotation, local_position = world[:, joint], positions[:, joint]
+        else:
+            inverse = np.swapaxes(world[:, parent], -1, -2)
+            local_rotation = inverse @ world[:, joint]
+            offset = (positions[:, joint] - positions[:, parent]) / scales[:, parent, None]
+            local_position = (inverse @ offset[..., None])[..., 0]
+            local_scales[:, joint] = scales[:, joint] / scales[:, parent]
+        rotations[:, joint] = rest[joint].T @ local_rotation
+        base = 0.0 if skeleton.position_replaces_offset[joint] else skeleton.offsets[joint]
+        moved = local_position - base
+        translations[:, joint] = moved @ rest[joint] if skeleton.translation_in_rest_frame[joint] else moved
+    return rotations, translations, local_scales

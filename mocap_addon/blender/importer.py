@@ -1,0 +1,111 @@
+"""Turn a core clip into an armature with an action."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+
+from ..core import Clip
+from ..core.model import TRANSLATION_CHANNELS, rotation_order
+from ..core.timing import resample
+from .animation import write_action
+from .armature import build_armature, rest_matrices
+from .rig_math import build_rest_rig, clip_to_basis
+from .storage import PROPERTY, skeleton_to_json
+
+# Length of one file unit in metres, per unit preset ('AUTO' asks the file).
+UNIT_PRESETS = {"M": 1.0, "CM": 0.01, "MM": 0.001, "IN": 0.0254, "FT": 0.3048}
+FPS_MODES = ("KEYS", "SCENE_FPS", "RESAMPLE")
+
+
+@dataclass
+class ImportSettings:
+    """How a clip lands in the scene (the operators' options)."""
+
+    conversion: np.ndarray  # file axes -> Blender axes (3x3)
+    scale: float = 1.0
+    unit: str = "AUTO"
+    frame_start: int = 1
+    fps_mode: str = "KEYS"
+    update_scene_range: bool = False
+    rotation_mode: str = "QUATERNION"
+
+    def metres_per_unit(self, clip: Clip) -> float:
+        """Blender units per file unit: the preset, or the file's own unit, times the scale."""
+        if self.unit == "AUTO":
+            return self.scale * (clip.unit_in_metres or 1.0)
+        return self.scale * UNIT_PRESETS[self.unit]
+
+
+@dataclass
+class ImportResult:
+    obj: bpy.types.Object
+    joints: int
+    frames: int
+    fps: float
+    seconds: float
+
+    def summary(self) -> str:
+        return (f"{self.obj.name}: {self.joints} joints, {self.frames} frames at {self.fps:g} fps "
+                f"in {self.seconds:.2f} s")
+
+
+@contextmanager
+def nothing_left_behind() -> Iterator[None]:
+    """On any exception, remove the objects, armatures and actions created inside the block."""
+    collections = (bpy.data.objects, bpy.data.armatures, bpy.data.actions)
+    before = [set(c) for c in collections]
+    try:
+        yield
+    except BaseException:
+        if bpy.context.object is not None and bpy.context.object.mode != "OBJECT":
+            bpy.ops.object.mode_set(mode="OBJECT")
+        for collection, old in zip(collections, before):
+            for block in [b for b in collection if b not in old]:
+                collection.remove(block)
+        raise
+
+
+def scene_fps(scene: bpy.types.Scene) -> float:
+    return scene.render.fps / scene.render.fps_base
+
+
+def import_clip(context: bpy.types.Context, clip: Clip, name: str, settings: ImportSettings,
+                progress: Callable[[float], None] = lambda _: None) -> ImportResult:
+    """Build the armature and its action for ``clip``; leaves nothing behind if it fails."""
+    started = time.perf_counter()
+    scene = context.scene
+    file_fps = clip.fps
+    with nothing_left_behind():
+        if settings.fps_mode == "RESAMPLE":
+            clip = resample(clip, 1.0 / scene_fps(scene))
+        scale = settings.metres_per_unit(clip)
+        rig = build_rest_rig(clip.skeleton, settings.conversion, scale)
+        progress(0.2)
+        obj = build_armature(name, clip.skeleton, rig, context)
+        # Pose against the rest Blender actually stored (float32 heads and rolls), not the ideal one.
+        rig.orientations, rig.heads = rest_matrices(obj, clip.skeleton.names)
+        obj.data[PROPERTY] = skeleton_to_json(clip, settings.conversion, scale)
+        progress(0.4)
+        basis = clip_to_basis(clip, rig, settings.conversion, scale)
+        progress(0.7)
+        frames = settings.frame_start + np.arange(clip.frame_count, dtype=np.float64)
+        skeleton = clip.skeleton
+        moves = [any(c in TRANSLATION_CHANNELS or c == "l" for c in layout) for layout in skeleton.channels]
+        orders = [rotation_order(layout) for layout in skeleton.channels]
+        action = write_action(obj, name, skeleton.names, basis, frames, settings.rotation_mode, orders, moves)
+        action["mocap_frame_time"] = clip.frame_time
+        if settings.fps_mode == "SCENE_FPS":
+            fps = max(round(file_fps), 1)
+            scene.render.fps, scene.render.fps_base = fps, fps / file_fps
+        if settings.update_scene_range and clip.frame_count:
+            scene.frame_start = settings.frame_start
+            scene.frame_end = settings.frame_start + clip.frame_count - 1
+        progress(1.0)
+    return ImportResult(obj, skeleton.joint_count, clip.frame_count, 1.0 / clip.frame_time,
+                        time.perf_counter() - started)

@@ -1,0 +1,212 @@
+"""File > Import / Export operators, shared by every format; BVH's own small subclasses."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import ClassVar
+
+import bpy
+import numpy as np
+from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
+from bpy_extras.io_utils import ExportHelper, ImportHelper, axis_conversion
+
+AXES = [(a, a, "") for a in ("X", "Y", "Z", "-X", "-Y", "-Z")]
+UNIT_ITEMS = [
+    ("AUTO", "From File", "The file's own unit where it states one, else 1 file unit = 1 Blender unit"),
+    ("M", "Metres", "One file unit is a metre"),
+    ("CM", "Centimetres", "One file unit is a centimetre"),
+    ("MM", "Millimetres", "One file unit is a millimetre"),
+    ("IN", "Inches", "One file unit is an inch"),
+    ("FT", "Feet", "One file unit is a foot"),
+]
+
+
+def conversion_matrix(forward: str, up: str) -> np.ndarray:
+    return np.array(axis_conversion(from_forward=forward, from_up=up).to_3x3())
+
+
+class MocapImportBase(ImportHelper):
+    """Options and the import loop every format shares; subclasses name the format."""
+
+    format_label: ClassVar[str] = ""
+
+    files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
+    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
+    scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0,
+                         description="Multiply every length by this, after the unit")
+    unit: EnumProperty(name="Unit", items=UNIT_ITEMS, default="AUTO", description="Length of one file unit")
+    axis_forward: EnumProperty(name="Forward", items=AXES, default="-Z")
+    axis_up: EnumProperty(name="Up", items=AXES, default="Y")
+    frame_start: IntProperty(name="Start Frame", default=1, description="Frame of the clip's first sample")
+    fps_mode: EnumProperty(
+        name="Frame Rate", default="KEYS",
+        items=[("KEYS", "One Key per Frame", "A key on every scene frame, whatever the file's rate"),
+               ("SCENE_FPS", "Set Scene Rate", "One key per frame and set the scene's frame rate to the file's"),
+               ("RESAMPLE", "Resample", "Resample the motion to the scene's frame rate")])
+    update_scene_range: BoolProperty(name="Update Scene Range", default=False,
+                                     description="Set the scene's start and end frame to the clip's")
+    rotation_mode: EnumProperty(
+        name="Rotation", default="QUATERNION",
+        items=[("QUATERNION", "Quaternion", "Continuous quaternions"),
+               ("EULER", "Euler", "Euler angles in each joint's own order, without 180° jumps")])
+
+    def load_options(self) -> dict:
+        """Format-specific keyword arguments for ``core.load``."""
+        return {}
+
+    def paths(self) -> list[str]:
+        if self.files and self.directory:
+            return [os.path.join(self.directory, f.name) for f in self.files if f.name]
+        return [self.filepath]
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        for name in ("unit", "scale", "axis_forward", "axis_up", "frame_start", "fps_mode",
+                     "update_scene_range", "rotation_mode", *self.extra_options()):
+            layout.prop(self, name)
+
+    def extra_options(self) -> tuple[str, ...]:
+        return ()
+
+    def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
+        if self.directory and self.files and hasattr(self, "invoke_popup"):
+            return self.invoke_popup(context)  # dropped on the viewport
+        return super().invoke(context, event)
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        from ..core import MocapFormatError, load
+        from .importer import ImportSettings, import_clip
+
+        settings = ImportSettings(conversion_matrix(self.axis_forward, self.axis_up), self.scale, self.unit,
+                                  self.frame_start, self.fps_mode, self.update_scene_range, self.rotation_mode)
+        paths = self.paths()
+        window_manager = context.window_manager
+        window_manager.progress_begin(0, len(paths))
+        imported, failed = [], 0
+        try:
+            for number, path in enumerate(paths):
+                try:
+                    clip = load(path, **self.load_options())
+                    name = os.path.splitext(os.path.basename(path))[0]
+                    result = import_clip(context, clip, name, settings,
+                                         lambda share, n=number: window_manager.progress_update(n + share))
+                except (MocapFormatError, OSError, ValueError) as error:
+                    failed += 1
+                    self.report({"ERROR"}, f"{self.format_label} import failed: {error}")
+                    continue
+                imported.append(result.obj)
+                for warning in clip.metadata.get("warnings", []):
+                    self.report({"WARNING"}, f"{os.path.basename(path)}: {warning}")
+                self.report({"INFO"}, f"Imported {result.summary()}")
+        finally:
+            window_manager.progress_end()
+        if imported:
+            for obj in context.view_layer.objects.selected:
+                obj.select_set(False)
+            for obj in imported:
+                obj.select_set(True)
+            context.view_layer.objects.active = imported[-1]
+        return {"FINISHED"} if imported or not failed else {"CANCELLED"}
+
+
+class MocapExportBase(ExportHelper):
+    """Options and the export every format shares; subclasses name the format."""
+
+    format_label: ClassVar[str] = ""
+
+    scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6,
+                         description="Multiply every length by this before dividing by the unit")
+    unit: EnumProperty(name="Unit", items=UNIT_ITEMS, default="AUTO",
+                       description="Length of one file unit (From File: undo the import's scale)")
+    axis_forward: EnumProperty(name="Forward", items=AXES, default="-Z")
+    axis_up: EnumProperty(name="Up", items=AXES, default="Y")
+    use_action_range: BoolProperty(name="Action's Frame Range", default=True,
+                                   description="Export the action's frame range, else the scene's")
+    rotation_order: EnumProperty(
+        name="Rotation Order", default="ZXY", items=[(o, o, f"Channels listed {o}") for o in
+                                                     ("ZXY", "ZYX", "XYZ", "XZY", "YXZ", "YZX")],
+        description="Channel order for armatures not imported by this add-on")
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        return context.active_object is not None and context.active_object.type == "ARMATURE"
+
+    def save_options(self) -> dict:
+        """Format-specific keyword arguments for ``core.save``."""
+        return {}
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        from ..core import save
+        from .exporter import ExportSettings, export_clip
+
+        started = time.perf_counter()
+        scene = context.scene
+        settings = ExportSettings(conversion_matrix(self.axis_forward, self.axis_up), self.scale, self.unit,
+                                  None if self.use_action_range else scene.frame_start,
+                                  None if self.use_action_range else scene.frame_end, self.rotation_order)
+        obj = context.active_object
+        try:
+            clip = export_clip(obj, settings)
+            save(clip, self.filepath, **self.save_options())
+        except (OSError, ValueError) as error:
+            self.report({"ERROR"}, f"{self.format_label} export failed: {error}")
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Exported {obj.name}: {clip.skeleton.joint_count} joints, {clip.frame_count} "
+                              f"frames in {time.perf_counter() - started:.2f} s")
+        return {"FINISHED"}
+
+
+class IMPORT_ANIM_OT_mocap_bvh(bpy.types.Operator, MocapImportBase):
+    """Import BVH motion capture as armatures with actions"""
+
+    bl_idname = "import_anim.mocap_bvh"
+    bl_label = "Import BVH (Mocap I/O)"
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
+    format_label = "BVH"
+    filename_ext = ".bvh"
+    filter_glob: StringProperty(default="*.bvh", options={"HIDDEN"})
+    position_mode: EnumProperty(
+        name="Position Channels", default="replace",
+        items=[("replace", "Replace Offset", "Position channels are the joint's local translation "
+                                             "(Blender, MotionBuilder, Mixamo)"),
+               ("add", "Add to Offset", "Position channels are added to the joint's OFFSET (older notes)")])
+
+    def load_options(self) -> dict:
+        return {"position_mode": self.position_mode}
+
+    def extra_options(self) -> tuple[str, ...]:
+        return ("position_mode",)
+
+
+class EXPORT_ANIM_OT_mocap_bvh(bpy.types.Operator, MocapExportBase):
+    """Export the active armature's action as BVH"""
+
+    bl_idname = "export_anim.mocap_bvh"
+    bl_label = "Export BVH (Mocap I/O)"
+    bl_options = {"REGISTER", "PRESET"}
+    format_label = "BVH"
+    filename_ext = ".bvh"
+    filter_glob: StringProperty(default="*.bvh", options={"HIDDEN"})
+    precision: IntProperty(name="Decimals", default=6, min=1, max=12, description="Decimals written per value")
+
+    def save_options(self) -> dict:
+        return {"precision": self.precision}
+
+
+class MOCAP_FH_bvh(bpy.types.FileHandler):
+    bl_idname = "MOCAP_FH_bvh"
+    bl_label = "BVH motion capture"
+    bl_import_operator = "import_anim.mocap_bvh"
+    bl_export_operator = "export_anim.mocap_bvh"
+    bl_file_extensions = ".bvh"
+
+    @classmethod
+    def poll_drop(cls, context: bpy.types.Context) -> bool:
+        return context.area is not None and context.area.type == "VIEW_3D"
+
+
+IMPORT_OPERATORS = [IMPORT_ANIM_OT_mocap_bvh]
+EXPORT_OPERATORS = [EXPORT_ANIM_OT_mocap_bvh]
+CLASSES = (*IMPORT_OPERATORS, *EXPORT_OPERATORS, MOCAP_FH_bvh)

@@ -1,0 +1,61 @@
+"""What export needs from an import, kept as custom properties on the armature data."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from ..core import Clip, Skeleton
+
+PROPERTY = "mocap_skeleton"
+
+
+def skeleton_to_json(clip: Clip, conversion: np.ndarray, scale: float) -> str:
+    """The clip's skeleton, timing and the import's axis conversion and scale, as JSON."""
+    skeleton = clip.skeleton
+    data: dict[str, Any] = {
+        "names": skeleton.names,
+        "parents": skeleton.parents,
+        "offsets": skeleton.offsets.tolist(),
+        "channels": [list(c) for c in skeleton.channels],
+        "end_sites": [e.tolist() for e in skeleton.end_sites],
+        "rest_rotations": skeleton.rest_rotations.tolist(),
+        "position_replaces_offset": skeleton.position_replaces_offset.tolist(),
+        "translation_in_rest_frame": skeleton.translation_in_rest_frame.tolist(),
+        "length_directions": skeleton.length_directions.tolist(),
+        "frame_time": clip.frame_time,
+        "start_frame": clip.start_frame,
+        "unit_in_metres": clip.unit_in_metres,
+        "up_axis": clip.up_axis,
+        "format": clip.metadata.get("format"),
+        "source": clip.metadata.get("source"),
+        "metadata": {k: v for k, v in clip.metadata.items() if _is_plain(v)},
+        "conversion": np.asarray(conversion).tolist(),
+        "scale": scale,
+    }
+    return json.dumps(data)
+
+
+def _is_plain(value: object) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def skeleton_from_json(text: str) -> tuple[Skeleton, dict[str, Any]]:
+    """The stored skeleton and the rest of the stored record."""
+    data = json.loads(text)
+    skeleton = Skeleton(
+        names=data["names"], parents=data["parents"], offsets=np.array(data["offsets"]),
+        channels=[tuple(c) for c in data["channels"]],
+        end_sites=[np.array(e).reshape(-1, 3) for e in data["end_sites"]],
+        rest_rotations=np.array(data["rest_rotations"]),
+        position_replaces_offset=np.array(data["position_replaces_offset"], dtype=bool),
+        translation_in_rest_frame=np.array(data["translation_in_rest_frame"], dtype=bool),
+        length_directions=np.array(data["length_directions"]),
+    )
+    return skeleton, data

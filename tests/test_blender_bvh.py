@@ -1,0 +1,217 @@
+"""The BVH operators in real Blender: against io_anim_bvh and the core, round trips, failures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mocap_addon.core import load, world_positions
+from tests.blender_helpers import extent, ids, pose_heads
+from tests.conftest import SAMPLES, bvh_corpus_params
+
+pytestmark = pytest.mark.blender
+SAMPLE = SAMPLES / "walk_turn.bvh"
+
+
+@pytest.fixture
+def addon(blender):
+    import mocap_addon
+
+    mocap_addon.register()
+    yield blender
+    mocap_addon.unregister()
+
+
+def import_ours(bpy, path, **options):
+    assert bpy.ops.import_anim.mocap_bvh(filepath=str(path), **options) == {"FINISHED"}
+    return bpy.context.object
+
+
+def blender_axes(points: np.ndarray) -> np.ndarray:
+    from bpy_extras.io_utils import axis_conversion
+
+    return points @ np.array(axis_conversion(from_forward="-Z", from_up="Y")).T
+
+
+@pytest.mark.parametrize("path", bvh_corpus_params())
+def test_import_matches_blender_importer_at_every_frame(addon, path):
+    import addon_utils
+
+    bpy = addon
+    ours_obj = import_ours(bpy, path)
+    clip = load(path)
+    frames = range(1, clip.frame_count + 1)
+    ours, names = pose_heads(bpy, ours_obj, frames)
+    assert names == clip.skeleton.names
+    addon_utils.enable("io_anim_bvh", default_set=True)
+    # Quaternion keys: io_anim_bvh's default Euler keys add float32 gimbal noise (see test_bvh_oracle.py).
+    bpy.ops.import_anim.bvh(filepath=str(path), frame_start=1, rotate_mode="QUATERNION")
+    theirs, their_names = pose_heads(bpy, bpy.context.object, frames)
+    assert their_names == names
+    truth = blender_axes(world_positions(clip))
+    tolerance = 1e-3 + 1e-5 * extent(truth)
+    assert np.abs(ours - theirs).max() <= tolerance
+    assert np.abs(ours - truth).max() <= tolerance
+
+
+@pytest.mark.parametrize("rotation_mode", ["QUATERNION", "EULER"])
+def test_sample_import_matches_core_and_keys_are_continuous(addon, rotation_mode):
+    bpy = addon
+    obj = import_ours(bpy, SAMPLE, rotation_mode=rotation_mode)
+    clip = load(SAMPLE)
+    heads, _ = pose_heads(bpy, obj, range(1, clip.frame_count + 1))
+    truth = blender_axes(world_positions(clip))
+    assert np.abs(heads - truth).max() <= 1e-3 + 1e-5 * extent(truth)
+    from mocap_addon.blender.compat import Channels
+
+    curves = list(Channels(obj.animation_data.action, obj, create=False).all())
+    prop = "rotation_quaternion" if rotation_mode == "QUATERNION" else "rotation_euler"
+    rotation_curves = [fc for fc in curves if fc.data_path.endswith(prop)]
+    assert len(rotation_curves) == clip.skeleton.joint_count * (4 if rotation_mode == "QUATERNION" else 3)
+    for fcurve in rotation_curves:
+        values = np.empty(2 * len(fcurve.keyframe_points), dtype=np.float32)
+        fcurve.keyframe_points.foreach_get("co", values)
+        step = np.abs(np.diff(values[1::2])).max()
+        assert step < (0.5 if rotation_mode == "QUATERNION" else np.radians(90)), fcurve.data_path
+    locations = {fc.data_path for fc in curves if fc.data_path.endswith(".location")}
+    assert locations == {'pose.bones["Hips"].location'}
+    assert obj.pose.bones["LeftArm"].rotation_mode == ("QUATERNION" if rotation_mode == "QUATERNION" else "ZXY")
+    assert {fc.group.name for fc in curves} == set(clip.skeleton.names)
+
+
+def test_rolls_follow_the_joint_axes(addon):
+    obj = import_ours(addon, SAMPLE)
+    bones = obj.data.bones
+    # The shin points at the foot (file offset (0, -40, -2): Blender (0, 2, -40)); its X axis stays the
+    # file's X axis (Blender X): the roll is computed from the joint's axes.
+    matrix = np.array(bones["LeftLeg"].matrix_local)[:3, :3]
+    assert matrix[:, 1] == pytest.approx(np.array([0, 2, -40]) / np.hypot(2, 40), abs=1e-5)
+    assert matrix[:, 0] == pytest.approx([1, 0, 0], abs=1e-5)
+    arm = np.array(bones["LeftArm"].matrix_local)[:3, :3]
+    assert arm[:, 1] == pytest.approx([1, 0, 0], abs=1e-5)  # along the arm, file +X
+    assert arm[:, 0] == pytest.approx([0, 0, -1], abs=1e-5)  # the file's X is taken, so the file's Z decides
+    # The hips continue into the spine, not a leg.
+    assert np.array(bones["Hips"].tail_local) == pytest.approx(np.array(bones["Spine"].head_local), abs=1e-4)
+    # Every bone has a length.
+    assert min(b.length for b in bones) > 1e-3
+
+
+def test_import_export_import_is_identity(addon, tmp_path):
+    bpy = addon
+    obj = import_ours(bpy, SAMPLE)
+    first, _ = pose_heads(bpy, obj, range(1, 121))
+    target = tmp_path / "out.bvh"
+    assert bpy.ops.export_anim.mocap_bvh(filepath=str(target)) == {"FINISHED"}
+    exported, original = load(target), load(SAMPLE)
+    assert exported.skeleton.channels == original.skeleton.channels
+    assert exported.skeleton.names == original.skeleton.names
+    np.testing.assert_allclose(exported.skeleton.offsets, original.skeleton.offsets, atol=1e-5)
+    assert exported.frame_time == original.frame_time and exported.frame_count == original.frame_count
+    truth = world_positions(original)
+    assert np.abs(world_positions(exported) - truth).max() <= 1e-3 + 1e-5 * extent(truth)
+    again = import_ours(bpy, target)
+    second, _ = pose_heads(bpy, again, range(1, 121))
+    assert np.abs(second - first).max() <= 1e-3 + 1e-5 * extent(truth)
+
+
+def test_failed_import_leaves_nothing_behind(addon, tmp_path):
+    bpy = addon
+    bad = tmp_path / "bad.bvh"
+    text = SAMPLE.read_text().replace("Frame Time:", "Frame Tme:")
+    bad.write_text(text)
+    before = ids(bpy)
+    # An operator that reports an error raises RuntimeError when called from Python.
+    with pytest.raises(RuntimeError, match=r"BVH import failed: bad.bvh:143: expected 'Frame Time:'"):
+        bpy.ops.import_anim.mocap_bvh(filepath=str(bad))
+    assert ids(bpy) == before
+
+
+def test_failure_after_the_armature_is_built_is_rolled_back(addon, monkeypatch):
+    bpy = addon
+    from mocap_addon.blender import importer
+
+    def broken(*args, **kwargs):
+        raise ValueError("simulated failure while writing keys")
+
+    monkeypatch.setattr(importer, "write_action", broken)
+    before = ids(bpy)
+    with pytest.raises(RuntimeError, match="simulated failure while writing keys"):
+        bpy.ops.import_anim.mocap_bvh(filepath=str(SAMPLE))
+    assert ids(bpy) == before
+
+
+def test_register_twice_and_unregister_twice(blender):
+    import mocap_addon
+
+    mocap_addon.register()
+    mocap_addon.register()
+    assert hasattr(blender.types, "IMPORT_ANIM_OT_mocap_bvh")
+    mocap_addon.unregister()
+    mocap_addon.unregister()
+    assert not hasattr(blender.types, "IMPORT_ANIM_OT_mocap_bvh")
+    import addon_utils
+
+    addon_utils.enable("io_anim_bvh", default_set=True)
+    mocap_addon.register()
+    assert blender.ops.import_anim.bvh.idname() == "IMPORT_ANIM_OT_bvh"  # Blender's own is untouched
+    mocap_addon.unregister()
+
+
+def test_multi_file_import_and_options(addon, tmp_path):
+    bpy = addon
+    second = tmp_path / "second.bvh"
+    second.write_text(SAMPLE.read_text())
+    result = bpy.ops.import_anim.mocap_bvh(directory=str(SAMPLES), files=[{"name": SAMPLE.name}],
+                                          frame_start=10, unit="CM", update_scene_range=True,
+                                          fps_mode="SCENE_FPS")
+    assert result == {"FINISHED"}
+    bpy.ops.import_anim.mocap_bvh(directory=str(tmp_path), files=[{"name": "second.bvh"}], scale=2.0)
+    armatures = [o for o in bpy.data.objects if o.type == "ARMATURE"]
+    assert len(armatures) == 2
+    scene = bpy.context.scene
+    assert (scene.frame_start, scene.frame_end) == (10, 129)
+    assert scene.render.fps / scene.render.fps_base == pytest.approx(30.0)
+    first = bpy.data.objects["walk_turn"]
+    assert tuple(round(v) for v in first.animation_data.action.frame_range) == (10, 129)
+    hips = first.data.bones["Hips"]
+    clip = load(SAMPLE)
+    assert hips.head_local[2] == pytest.approx(clip.skeleton.offsets[0][1] * 0.01, abs=1e-5)
+    assert bpy.data.objects["second"].data.bones["Hips"].head_local[2] == pytest.approx(
+        clip.skeleton.offsets[0][1] * 2.0, abs=1e-4)
+
+
+def test_export_of_a_rig_made_in_blender(addon, tmp_path):
+    bpy = addon
+    arm = bpy.data.armatures.new("Rig")
+    obj = bpy.data.objects.new("Rig", arm)
+    bpy.context.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    root = arm.edit_bones.new("root")
+    root.head, root.tail = (0, 0, 1), (0, 0, 2)
+    arm_bone = arm.edit_bones.new("arm")
+    arm_bone.head, arm_bone.tail, arm_bone.parent = (0, 0, 2), (1, 0, 2), root
+    bpy.ops.object.mode_set(mode="OBJECT")
+    pose = obj.pose.bones
+    pose["arm"].rotation_mode = "XYZ"
+    for frame, angle in ((1, 0.0), (11, 1.0)):
+        pose["arm"].rotation_euler = (0.0, 0.0, angle)
+        pose["arm"].keyframe_insert("rotation_euler", frame=frame)
+        pose["root"].location = (0.0, frame * 0.1, 0.0)
+        pose["root"].keyframe_insert("location", frame=frame)
+    target = tmp_path / "rig.bvh"
+    assert bpy.ops.export_anim.mocap_bvh(filepath=str(target), rotation_order="ZYX") == {"FINISHED"}
+    clip = load(target)
+    assert clip.skeleton.names == ["root", "arm"]
+    assert clip.skeleton.channels == [("tx", "ty", "tz", "rz", "ry", "rx"), ("rz", "ry", "rx")]
+    assert clip.frame_count == 11
+    expected, _ = pose_heads(bpy, obj, range(1, 12))
+    tails = []
+    for frame in range(1, 12):
+        bpy.context.scene.frame_set(frame)
+        tails.append(np.array(pose["arm"].tail))
+    positions = blender_axes(world_positions(clip))
+    np.testing.assert_allclose(positions, expected, atol=1e-5)
+    from mocap_addon.core.kinematics import end_site_positions
+
+    np.testing.assert_allclose(blender_axes(end_site_positions(clip)[1][:, 0]), np.array(tails), atol=1e-5)
