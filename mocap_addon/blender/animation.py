@@ -16,16 +16,24 @@ def _bone_path(name: str, prop: str) -> str:
     return f'pose.bones["{bpy.utils.escape_identifier(name)}"].{prop}'
 
 
-def _write(channels: Channels, path: str, index: int, group: str, frames: np.ndarray, values: np.ndarray) -> None:
-    fcurve = channels.new(path, index, group)
-    keys = fcurve.keyframe_points
-    keys.add(len(frames))
-    co = np.empty((len(frames), 2), dtype=np.float32)
-    co[:, 0] = frames
-    co[:, 1] = values
-    keys.foreach_set("co", co.ravel())
-    keys.foreach_set("interpolation", np.full(len(frames), LINEAR, dtype=np.int32))
-    fcurve.update()
+class _KeyWriter:
+    """Writes F-curves that share their key frames, reusing one buffer for every curve."""
+
+    def __init__(self, channels: Channels, frames: np.ndarray) -> None:
+        self.channels = channels
+        self.count = len(frames)
+        self.co = np.empty((self.count, 2), dtype=np.float32)
+        self.co[:, 0] = frames
+        self.interpolation = np.full(self.count, LINEAR, dtype=np.int32)
+
+    def write(self, path: str, index: int, group: str, values: np.ndarray) -> None:
+        fcurve = self.channels.new(path, index, group)
+        keys = fcurve.keyframe_points
+        keys.add(self.count)
+        self.co[:, 1] = values
+        keys.foreach_set("co", self.co.ravel())
+        keys.foreach_set("interpolation", self.interpolation)
+        fcurve.update()
 
 
 def euler_mode(order: str) -> str:
@@ -38,7 +46,7 @@ def write_action(obj: bpy.types.Object, name: str, names: list[str], basis: Basi
                  rotation_mode: str, orders: list[str], location_joints: list[bool]) -> bpy.types.Action:
     """A new action on ``obj`` with one group per bone; keys at ``frames`` (float, one per clip frame)."""
     action = bpy.data.actions.new(name)
-    channels = Channels(action, obj)
+    writer = _KeyWriter(Channels(action, obj), frames)
     scaled = np.abs(basis.scales - 1.0).max(axis=0, initial=0.0) > 1e-9
     for joint, bone_name in enumerate(names):
         pose_bone = obj.pose.bones[bone_name]
@@ -55,14 +63,13 @@ def write_action(obj: bpy.types.Object, name: str, names: list[str], basis: Basi
             values = angles[:, [ours.index(axis) for axis in "XYZ"]]
             prop = "rotation_euler"
         for index in range(values.shape[1]):
-            _write(channels, _bone_path(bone_name, prop), index, bone_name, frames, values[:, index])
+            writer.write(_bone_path(bone_name, prop), index, bone_name, values[:, index])
         if location_joints[joint]:
             for index in range(3):
-                _write(channels, _bone_path(bone_name, "location"), index, bone_name, frames,
-                       basis.locations[:, joint, index])
+                writer.write(_bone_path(bone_name, "location"), index, bone_name, basis.locations[:, joint, index])
         if scaled[joint]:
             for index in range(3):
-                _write(channels, _bone_path(bone_name, "scale"), index, bone_name, frames, basis.scales[:, joint])
+                writer.write(_bone_path(bone_name, "scale"), index, bone_name, basis.scales[:, joint])
     return action
 
 

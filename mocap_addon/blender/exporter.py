@@ -12,7 +12,7 @@ from ..core.model import encode_motion
 from .animation import read_basis
 from .armature import rest_matrices
 from .importer import UNIT_PRESETS, scene_fps
-from .rig_math import basis_to_joints, rest_pose
+from .rig_math import RestRig, basis_to_local, rest_pose
 from .storage import PROPERTY, skeleton_from_json
 
 
@@ -78,42 +78,29 @@ def export_clip(obj: bpy.types.Object, settings: ExportSettings) -> Clip:
         raise ValueError(f"bones renamed or removed since import: {', '.join(missing[:5])}")
     frames = frame_range(obj, settings)
     action = armature_action(obj)
-    orientations, heads = rest_matrices(obj, skeleton.names)
-    rest_rotations, _ = rest_pose(skeleton)
-    conversion = settings.conversion
-    joint_rest = conversion @ rest_rotations @ conversion.T
     if action is None:
         raise ValueError(f"{obj.name} has no action to export")
+    orientations, heads = rest_matrices(obj, skeleton.names)
+    rest_rotations, _ = rest_pose(skeleton)
+    rig = RestRig(heads, heads, orientations, settings.conversion @ rest_rotations)
     basis = read_basis(obj, action, skeleton.names, frames)
-    world, positions, world_scales = basis_to_joints(basis, skeleton.parents, orientations, heads, joint_rest,
-                                                     conversion, scale)
-    frame_rotations, translations, local_scales = _local_channels(skeleton, world, positions, world_scales)
+    rotation, translation, local_scales = basis_to_local(basis, skeleton.parents, rig, settings.conversion, scale)
+    frame_rotations, channel_translations = _channel_values(skeleton, rotation, translation)
     frame_time = float(action.get("mocap_frame_time", record.get("frame_time", 1.0 / scene_fps(bpy.context.scene))))
-    motion = encode_motion(skeleton, frame_rotations, translations, local_scales)
+    motion = encode_motion(skeleton, frame_rotations, channel_translations, local_scales)
     metadata = dict(record.get("metadata", {}))
     metadata["warnings"] = []
     return Clip(skeleton, motion, frame_time, start_frame=int(record.get("start_frame", 1)),
                 unit_in_metres=record.get("unit_in_metres"), up_axis=record.get("up_axis", "Y"), metadata=metadata)
 
 
-def _local_channels(skeleton: Skeleton, world: np.ndarray, positions: np.ndarray,
-                    scales: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Frame rotations, channel translations and local scales from world joint transforms."""
-    rotations = np.empty_like(world)
-    translations = np.empty_like(positions)
-    local_scales = scales.copy()
+def _channel_values(skeleton: Skeleton, rotation: np.ndarray,
+                    translation: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Frame rotations and channel translations from local transforms (the reverse of the model)."""
     rest = skeleton.rest_rotations
-    for joint, parent in enumerate(skeleton.parents):
-        if parent < 0:
-            local_rotation, local_position = world[:, joint], positions[:, joint]
-        else:
-            inverse = np.swapaxes(world[:, parent], -1, -2)
-            local_rotation = inverse @ world[:, joint]
-            offset = (positions[:, joint] - positions[:, parent]) / scales[:, parent, None]
-            local_position = (inverse @ offset[..., None])[..., 0]
-            local_scales[:, joint] = scales[:, joint] / scales[:, parent]
-        rotations[:, joint] = rest[joint].T @ local_rotation
-        base = 0.0 if skeleton.position_replaces_offset[joint] else skeleton.offsets[joint]
-        moved = local_position - base
-        translations[:, joint] = moved @ rest[joint] if skeleton.translation_in_rest_frame[joint] else moved
-    return rotations, translations, local_scales
+    frame_rotations = np.swapaxes(rest, -1, -2)[None] @ rotation
+    base = np.where(skeleton.position_replaces_offset[:, None], 0.0, skeleton.offsets)
+    moved = translation - base[None]
+    in_rest = (np.swapaxes(rest, -1, -2)[None] @ moved[..., None])[..., 0]
+    channels = np.where(skeleton.translation_in_rest_frame[None, :, None], in_rest, moved)
+    return frame_rotations, channels

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import Clip, Skeleton, forward_kinematics
+from ..core.kinematics import local_transforms
 from ..core.rotations import FloatArray
 
 _MIN_ALIGNMENT = 0.2
@@ -28,12 +29,12 @@ _MIN_ALIGNMENT = 0.2
 
 @dataclass
 class RestRig:
-    """Rest bones in armature space: heads, tails and orientations (columns x, y, z)."""
+    """Rest bones in armature space: heads, tails, orientations (columns x, y, z) and joint axes."""
 
     heads: FloatArray  # (J, 3)
     tails: FloatArray  # (J, 3)
     orientations: FloatArray  # (J, 3, 3)
-    joint_rotations: FloatArray  # (J, 3, 3) the joints' rest rotations as operators on Blender vectors
+    joint_axes: FloatArray  # (J, 3, 3) each joint's own rest axes as Blender vectors (columns)
 
 
 def rest_pose(skeleton: Skeleton) -> tuple[FloatArray, FloatArray]:
@@ -121,10 +122,8 @@ def build_rest_rig(skeleton: Skeleton, conversion: FloatArray, scale: float) -> 
     sites = [scale * (positions[j] + rotations[j] @ s.T).T @ conversion.T if len(s) else np.zeros((0, 3))
              for j, s in enumerate(skeleton.end_sites)]
     tails = choose_tails(skeleton, heads, sites)
-    # The joint's own axes as Blender vectors are the columns of C @ G; as an operator
-    # acting on Blender vectors its rotation is C @ G @ C^T.
     axes = conversion @ rotations
-    return RestRig(heads, tails, bone_orientations(heads, tails, axes), axes @ conversion.T)
+    return RestRig(heads, tails, bone_orientations(heads, tails, axes), axes)
 
 
 @dataclass
@@ -136,67 +135,66 @@ class BasisPose:
     scales: FloatArray
 
 
-def _relative(parents: list[int], rotations: FloatArray, positions: FloatArray,
-              joint: int) -> tuple[FloatArray, FloatArray]:
-    """Rotation and translation of ``joint`` in its parent's frame (any leading frame axes).
+@dataclass
+class BoneFrames:
+    """Constant matrices linking a joint's local transform to its bone's ``matrix_basis``.
 
-    True inverses, not transposes: Blender's stored rest matrices are only
-    orthonormal to float32 precision (worse for bones pointing along -Y), and
-    its pose evaluation multiplies by them as they are.
+    With ``N = axes^T @ O`` (joint rest axes to bone rest frame), ``L`` the bone's
+    rest matrix relative to its parent bone and ``U = N_parent^-1`` (``C`` for
+    roots, the file-to-Blender conversion)::
+
+        basis rotation = L^-1 @ U @ R_local @ N
+        basis location = L^-1 @ (scale * U @ t_local - l)
+
+    so no world transforms are needed.  True inverses, not transposes: Blender's
+    stored rest matrices are orthonormal only to float32 precision (worse for
+    some bone directions), and its pose evaluation uses them as they are.
     """
-    parent = parents[joint]
-    if parent < 0:
-        return rotations[..., joint, :, :], positions[..., joint, :]
-    inverse = np.linalg.inv(rotations[..., parent, :, :])
-    offset = positions[..., joint, :] - positions[..., parent, :]
-    return inverse @ rotations[..., joint, :, :], (inverse @ offset[..., None])[..., 0]
+
+    to_bone: FloatArray  # N, (J, 3, 3)
+    from_parent: FloatArray  # U, (J, 3, 3)
+    rest_inverse: FloatArray  # L^-1, (J, 3, 3)
+    rest_offset: FloatArray  # l, (J, 3)
+
+    @classmethod
+    def of(cls, parents: list[int], rig: RestRig, conversion: FloatArray) -> BoneFrames:
+        to_bone = np.swapaxes(rig.joint_axes, -1, -2) @ rig.orientations
+        inverse_orientation = np.linalg.inv(rig.orientations)
+        index = np.array(parents)
+        has_parent = index >= 0
+        parent = np.where(has_parent, index, 0)
+        from_parent = np.where(has_parent[:, None, None], np.linalg.inv(to_bone)[parent], conversion)
+        rest = np.where(has_parent[:, None, None], inverse_orientation[parent] @ rig.orientations,
+                        rig.orientations)
+        offset = np.where(has_parent[:, None],
+                          (inverse_orientation[parent] @ (rig.heads - rig.heads[parent])[..., None])[..., 0],
+                          rig.heads)
+        return cls(to_bone, from_parent, np.linalg.inv(rest), offset)
+
+
+def _joint_major(array: FloatArray) -> FloatArray:
+    return np.ascontiguousarray(np.moveaxis(array, 1, 0))
 
 
 def clip_to_basis(clip: Clip, rig: RestRig, conversion: FloatArray, scale: float) -> BasisPose:
-    """Bone ``matrix_basis`` parts for every frame of ``clip``."""
-    pose = forward_kinematics(clip)
-    parents = clip.skeleton.parents
-    # Armature-space bone rotation and head per frame: the bone turns with its joint.
-    joint_now = conversion @ pose.rotations @ conversion.T
-    bone_rotations = joint_now @ np.swapaxes(rig.joint_rotations, -1, -2) @ rig.orientations
-    heads = scale * pose.positions @ conversion.T
-    rotations = np.empty_like(bone_rotations)
-    locations = np.empty_like(heads)
-    local_scales = pose.scales.copy()
-    for joint, parent in enumerate(parents):
-        rest_rotation, rest_offset = _relative(parents, rig.orientations, rig.heads, joint)
-        now_rotation, now_offset = _relative(parents, bone_rotations, heads, joint)
-        if parent >= 0:
-            now_offset = now_offset / pose.scales[:, parent, None]
-            local_scales[:, joint] = pose.scales[:, joint] / pose.scales[:, parent]
-        rest_inverse = np.linalg.inv(rest_rotation)
-        rotations[:, joint] = rest_inverse @ now_rotation
-        locations[:, joint] = (now_offset - rest_offset) @ rest_inverse.T
-    return BasisPose(rotations, locations, local_scales)
+    """Bone ``matrix_basis`` parts for every frame of ``clip`` (see :class:`BoneFrames`)."""
+    frames = BoneFrames.of(clip.skeleton.parents, rig, conversion)
+    rotation, translation, scales = local_transforms(clip)
+    rotation, translation = _joint_major(rotation), _joint_major(translation)
+    left = (frames.rest_inverse @ frames.from_parent)[:, None]
+    rotations = left @ rotation @ frames.to_bone[:, None]
+    moved = scale * (frames.from_parent[:, None] @ translation[..., None])[..., 0] - frames.rest_offset[:, None]
+    locations = (frames.rest_inverse[:, None] @ moved[..., None])[..., 0]
+    return BasisPose(np.moveaxis(rotations, 0, 1), np.moveaxis(locations, 0, 1), scales)
 
 
-def basis_to_joints(basis: BasisPose, parents: list[int], orientations: FloatArray, heads: FloatArray,
-                    joint_rotations: FloatArray, conversion: FloatArray,
-                    scale: float) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Inverse of :func:`clip_to_basis`: joint world rotations, positions (file axes and units), scales."""
-    frames, joints = basis.rotations.shape[:2]
-    bone_rotations = np.empty((frames, joints, 3, 3))
-    bone_heads = np.empty((frames, joints, 3))
-    world_scales = np.empty((frames, joints))
-    for joint, parent in enumerate(parents):
-        rest_rotation, rest_offset = _relative(parents, orientations, heads, joint)
-        rotation = rest_rotation @ basis.rotations[:, joint]
-        offset = rest_offset + basis.locations[:, joint] @ rest_rotation.T
-        if parent < 0:
-            bone_rotations[:, joint] = rotation
-            bone_heads[:, joint] = offset
-            world_scales[:, joint] = basis.scales[:, joint]
-            continue
-        parent_rotation = bone_rotations[:, parent]
-        bone_rotations[:, joint] = parent_rotation @ rotation
-        moved = (parent_rotation @ offset[..., None])[..., 0] * world_scales[:, parent, None]
-        bone_heads[:, joint] = bone_heads[:, parent] + moved
-        world_scales[:, joint] = world_scales[:, parent] * basis.scales[:, joint]
-    back = conversion.T
-    joint_now = bone_rotations @ np.linalg.inv(orientations) @ joint_rotations
-    return back @ joint_now @ conversion, bone_heads @ conversion / scale, world_scales
+def basis_to_local(basis: BasisPose, parents: list[int], rig: RestRig, conversion: FloatArray,
+                   scale: float) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Inverse of :func:`clip_to_basis`: each joint's local rotation, translation and scale per frame."""
+    frames = BoneFrames.of(parents, rig, conversion)
+    left = np.linalg.inv(frames.rest_inverse @ frames.from_parent)[:, None]
+    rotation = left @ _joint_major(basis.rotations) @ np.linalg.inv(frames.to_bone)[:, None]
+    rest = np.linalg.inv(frames.rest_inverse)
+    offset = (rest[:, None] @ _joint_major(basis.locations)[..., None])[..., 0] + frames.rest_offset[:, None]
+    translation = (np.linalg.inv(frames.from_parent)[:, None] @ offset[..., None])[..., 0] / scale
+    return np.moveaxis(rotation, 0, 1), np.moveaxis(translation, 0, 1), basis.scales

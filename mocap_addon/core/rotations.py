@@ -128,24 +128,26 @@ def quaternion_to_matrix(quaternions: ArrayLike) -> FloatArray:
 
 
 def matrix_to_quaternion(matrices: ArrayLike) -> FloatArray:
-    """Unit quaternions ``(..., 4)`` with ``w >= 0`` for rotation matrices ``(..., 3, 3)``."""
+    """Unit quaternions ``(..., 4)`` with ``w >= 0`` for rotation matrices ``(..., 3, 3)``.
+
+    Shepperd's method: the largest of |w|, |x|, |y|, |z| comes from the diagonal,
+    the other three from off-diagonal sums divided by it, so no component loses precision.
+    """
     m = np.asarray(matrices, dtype=np.float64)
-    m00, m11, m22 = m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]
-    # Four candidate solutions; each is accurate where its leading term is large.
-    candidates = np.stack([
-        np.stack([1 + m00 + m11 + m22, m[..., 2, 1] - m[..., 1, 2],
-                  m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]], -1),
-        np.stack([m[..., 2, 1] - m[..., 1, 2], 1 + m00 - m11 - m22,
-                  m[..., 0, 1] + m[..., 1, 0], m[..., 0, 2] + m[..., 2, 0]], -1),
-        np.stack([m[..., 0, 2] - m[..., 2, 0], m[..., 0, 1] + m[..., 1, 0],
-                  1 - m00 + m11 - m22, m[..., 1, 2] + m[..., 2, 1]], -1),
-        np.stack([m[..., 1, 0] - m[..., 0, 1], m[..., 0, 2] + m[..., 2, 0],
-                  m[..., 1, 2] + m[..., 2, 1], 1 - m00 - m11 + m22], -1),
-    ], axis=-2)
-    best = np.argmax(np.stack([m00 + m11 + m22, m00, m11, m22], -1), axis=-1)
-    q = np.take_along_axis(candidates, best[..., None, None], axis=-2)[..., 0, :]
-    q /= np.linalg.norm(q, axis=-1, keepdims=True)
-    return np.where(q[..., :1] < 0, -q, q)
+    shape = m.shape[:-2]
+    m00, m01, m02, m10, m11, m12, m20, m21, m22 = np.ascontiguousarray(m.reshape(-1, 9).T)
+    squares = np.stack([1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22])
+    best = np.argmax(squares, axis=0)
+    is_w, is_x, is_y = best == 0, best == 1, best == 2
+    sx, sy, sz = m21 - m12, m02 - m20, m10 - m01  # 4w * (x, y, z)
+    xy, xz, yz = m01 + m10, m02 + m20, m12 + m21  # 4 * (xy, xz, yz)
+    lead = np.take_along_axis(squares, best[None], axis=0)[0]
+    w = np.where(is_w, lead, np.where(is_x, sx, np.where(is_y, sy, sz)))
+    x = np.where(is_w, sx, np.where(is_x, lead, np.where(is_y, xy, xz)))
+    y = np.where(is_w, sy, np.where(is_x, xy, np.where(is_y, lead, yz)))
+    z = np.where(is_w, sz, np.where(is_x, xz, np.where(is_y, yz, lead)))
+    norm = np.sqrt(w * w + x * x + y * y + z * z) * np.where(w < 0, -1.0, 1.0)
+    return (np.stack([w, x, y, z], axis=-1) / norm[:, None]).reshape(*shape, 4)
 
 
 def euler_to_quaternion(angles: ArrayLike, order: str) -> FloatArray:
