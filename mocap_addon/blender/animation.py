@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import bpy
 import numpy as np
 
@@ -42,15 +44,18 @@ def euler_mode(order: str) -> str:
     return rotations.blender_order(full)
 
 
-def write_action(obj: bpy.types.Object, name: str, names: list[str], basis: BasisPose, frames: np.ndarray,
-                 rotation_mode: str, orders: list[str], location_joints: list[bool]) -> bpy.types.Action:
-    """A new action on ``obj`` with one group per bone; keys at ``frames`` (float, one per clip frame)."""
+def write_action(obj: bpy.types.Object, name: str, names: list[str], frames: np.ndarray, rotation_mode: str,
+                 orders: list[str], location_joints: list[bool],
+                 poses: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray | None]]) -> bpy.types.Action:
+    """A new action on ``obj`` with one group per bone and keys at ``frames``.
+
+    ``poses`` yields, bone by bone, the ``matrix_basis`` rotations ``(F, 3, 3)``,
+    locations ``(F, 3)`` and uniform scales ``(F,)`` (``None`` when constant 1).
+    """
     action = bpy.data.actions.new(name)
     writer = _KeyWriter(Channels(action, obj), frames)
-    scaled = np.abs(basis.scales - 1.0).max(axis=0, initial=0.0) > 1e-9
-    for joint, bone_name in enumerate(names):
+    for joint, (bone_name, (matrices, locations, scales)) in enumerate(zip(names, poses)):
         pose_bone = obj.pose.bones[bone_name]
-        matrices = basis.rotations[:, joint]
         if rotation_mode == "QUATERNION":
             pose_bone.rotation_mode = "QUATERNION"
             values = rotations.quaternion_continuity(rotations.matrix_to_quaternion(matrices))
@@ -66,10 +71,10 @@ def write_action(obj: bpy.types.Object, name: str, names: list[str], basis: Basi
             writer.write(_bone_path(bone_name, prop), index, bone_name, values[:, index])
         if location_joints[joint]:
             for index in range(3):
-                writer.write(_bone_path(bone_name, "location"), index, bone_name, basis.locations[:, joint, index])
-        if scaled[joint]:
+                writer.write(_bone_path(bone_name, "location"), index, bone_name, locations[:, index])
+        if scales is not None and np.abs(scales - 1.0).max(initial=0.0) > 1e-9:
             for index in range(3):
-                writer.write(_bone_path(bone_name, "scale"), index, bone_name, basis.scales[:, joint])
+                writer.write(_bone_path(bone_name, "scale"), index, bone_name, scales)
     return action
 
 

@@ -11,11 +11,11 @@ import bpy
 import numpy as np
 
 from ..core import Clip
-from ..core.model import TRANSLATION_CHANNELS, rotation_order
+from ..core.model import SCALE_CHANNEL, TRANSLATION_CHANNELS, rotation_order
 from ..core.timing import resample
 from .animation import write_action
 from .armature import build_armature, rest_matrices
-from .rig_math import build_rest_rig, clip_to_basis
+from .rig_math import BoneFrames, build_rest_rig, joint_basis
 from .storage import PROPERTY, skeleton_to_json
 
 # Length of one file unit in metres, per unit preset ('AUTO' asks the file).
@@ -92,13 +92,19 @@ def import_clip(context: bpy.types.Context, clip: Clip, name: str, settings: Imp
         rig.orientations, rig.heads = rest_matrices(obj, clip.skeleton.names)
         obj.data[PROPERTY] = skeleton_to_json(clip, settings.conversion, scale)
         progress(0.4)
-        basis = clip_to_basis(clip, rig, settings.conversion, scale)
-        progress(0.7)
-        frames = settings.frame_start + np.arange(clip.frame_count, dtype=np.float64)
         skeleton = clip.skeleton
+        bone_frames = BoneFrames.of(skeleton.parents, rig, settings.conversion)
+
+        def poses() -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+            for joint in range(skeleton.joint_count):
+                progress(0.4 + 0.6 * joint / skeleton.joint_count)
+                rotation, location = joint_basis(clip, bone_frames, joint, scale)
+                yield rotation, location, clip.channel_values(joint, SCALE_CHANNEL)
+
+        frames = settings.frame_start + np.arange(clip.frame_count, dtype=np.float64)
         moves = [any(c in TRANSLATION_CHANNELS or c == "l" for c in layout) for layout in skeleton.channels]
         orders = [rotation_order(layout) for layout in skeleton.channels]
-        action = write_action(obj, name, skeleton.names, basis, frames, settings.rotation_mode, orders, moves)
+        action = write_action(obj, name, skeleton.names, frames, settings.rotation_mode, orders, moves, poses())
         action["mocap_frame_time"] = clip.frame_time
         if settings.fps_mode == "SCENE_FPS":
             fps = max(round(file_fps), 1)

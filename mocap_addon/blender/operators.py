@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from functools import partial
 from typing import ClassVar
 
 import bpy
@@ -24,6 +25,10 @@ UNIT_ITEMS = [
 
 def conversion_matrix(forward: str, up: str) -> np.ndarray:
     return np.array(axis_conversion(from_forward=forward, from_up=up).to_3x3())
+
+
+def _progress(window_manager: bpy.types.WindowManager, done: int, share: float) -> None:
+    window_manager.progress_update(done + share)
 
 
 class MocapImportBase(ImportHelper):
@@ -90,8 +95,7 @@ class MocapImportBase(ImportHelper):
                 try:
                     clip = load(path, **self.load_options())
                     name = os.path.splitext(os.path.basename(path))[0]
-                    result = import_clip(context, clip, name, settings,
-                                         lambda share, n=number: window_manager.progress_update(n + share))
+                    result = import_clip(context, clip, name, settings, partial(_progress, window_manager, number))
                 except (MocapFormatError, OSError, ValueError) as error:
                     failed += 1
                     self.report({"ERROR"}, f"{self.format_label} import failed: {error}")

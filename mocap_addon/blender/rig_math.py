@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import Clip, Skeleton, forward_kinematics
-from ..core.kinematics import local_transforms
+from ..core.kinematics import joint_transform
 from ..core.rotations import FloatArray
 
 _MIN_ALIGNMENT = 0.2
@@ -176,21 +176,20 @@ def _joint_major(array: FloatArray) -> FloatArray:
     return np.ascontiguousarray(np.moveaxis(array, 1, 0))
 
 
-def clip_to_basis(clip: Clip, rig: RestRig, conversion: FloatArray, scale: float) -> BasisPose:
-    """Bone ``matrix_basis`` parts for every frame of ``clip`` (see :class:`BoneFrames`)."""
-    frames = BoneFrames.of(clip.skeleton.parents, rig, conversion)
-    rotation, translation, scales = local_transforms(clip)
-    rotation, translation = _joint_major(rotation), _joint_major(translation)
-    left = (frames.rest_inverse @ frames.from_parent)[:, None]
-    rotations = left @ rotation @ frames.to_bone[:, None]
-    moved = scale * (frames.from_parent[:, None] @ translation[..., None])[..., 0] - frames.rest_offset[:, None]
-    locations = (frames.rest_inverse[:, None] @ moved[..., None])[..., 0]
-    return BasisPose(np.moveaxis(rotations, 0, 1), np.moveaxis(locations, 0, 1), scales)
+def joint_basis(clip: Clip, frames: BoneFrames, joint: int, scale: float) -> tuple[FloatArray, FloatArray]:
+    """One bone's ``matrix_basis`` rotation ``(F, 3, 3)`` and location ``(F, 3)`` for every frame.
+
+    Bone by bone, so an import holds one joint's frames at a time, not the whole clip's.
+    """
+    rotation, translation = joint_transform(clip, joint)
+    left = frames.rest_inverse[joint] @ frames.from_parent[joint]
+    moved = scale * translation @ frames.from_parent[joint].T - frames.rest_offset[joint]
+    return left @ rotation @ frames.to_bone[joint], moved @ frames.rest_inverse[joint].T
 
 
 def basis_to_local(basis: BasisPose, parents: list[int], rig: RestRig, conversion: FloatArray,
                    scale: float) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Inverse of :func:`clip_to_basis`: each joint's local rotation, translation and scale per frame."""
+    """Inverse of :func:`joint_basis` for all bones: local rotations, translations and scales per frame."""
     frames = BoneFrames.of(parents, rig, conversion)
     left = np.linalg.inv(frames.rest_inverse @ frames.from_parent)[:, None]
     rotation = left @ _joint_major(basis.rotations) @ np.linalg.inv(frames.to_bone)[:, None]

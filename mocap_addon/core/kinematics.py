@@ -36,17 +36,26 @@ def local_transforms(clip: Clip) -> tuple[FloatArray, FloatArray, FloatArray]:
     rest = skeleton.rest_rotations
     if not np.allclose(rest, np.eye(3), rtol=0, atol=1e-15):
         rotation = np.moveaxis(rest[:, None] @ np.moveaxis(rotation, 1, 0), 0, 1)
-    channel_translation = clip.local_translations()
-    in_rest = skeleton.translation_in_rest_frame
-    if np.any(in_rest):
-        rotated = (rest[None] @ channel_translation[..., None])[..., 0]
-        channel_translation = np.where(in_rest[None, :, None], rotated, channel_translation)
-    base = np.where(skeleton.position_replaces_offset[:, None], 0.0, skeleton.offsets)
-    translation = base[None] + channel_translation
+    translation = np.stack([place_translation(skeleton, j, clip.joint_translations(j))
+                            for j in range(skeleton.joint_count)], axis=1)
     scales = clip.local_scales()
     if scales is None:
         scales = np.ones((clip.frame_count, skeleton.joint_count))
     return rotation, translation, scales
+
+
+def joint_transform(clip: Clip, joint: int) -> tuple[FloatArray, FloatArray]:
+    """One joint's local rotation (rest @ frame) ``(F, 3, 3)`` and translation ``(F, 3)``."""
+    rotation = clip.skeleton.rest_rotations[joint] @ clip.joint_rotations(joint)
+    return rotation, place_translation(clip.skeleton, joint, clip.joint_translations(joint))
+
+
+def place_translation(skeleton: Skeleton, joint: int, channel: FloatArray) -> FloatArray:
+    """A joint's local translation from its channel translation: rotated by the rest
+    rotation where the model says so, then added to the offset unless it replaces it."""
+    if skeleton.translation_in_rest_frame[joint]:
+        channel = channel @ skeleton.rest_rotations[joint].T
+    return channel if skeleton.position_replaces_offset[joint] else channel + skeleton.offsets[joint]
 
 
 FRAMES_PER_BLOCK = 2048

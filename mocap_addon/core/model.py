@@ -160,7 +160,8 @@ class Clip:
     def local_rotations(self) -> FloatArray:
         """Frame rotations ``R_f`` (without the rest rotation), shape ``(F, J, 3, 3)``.
 
-        The result is a view of a joint-major buffer: ``np.moveaxis(r, 1, 0)`` is contiguous.
+        Joints sharing a rotation order are converted in one batch.  The result is
+        a view of a joint-major buffer: ``np.moveaxis(r, 1, 0)`` is contiguous.
         """
         skeleton = self.skeleton
         out = np.empty((skeleton.joint_count, self.frame_count, 3, 3))
@@ -179,19 +180,31 @@ class Clip:
             out[joints] = rotations.euler_to_matrix(angles, order)
         return np.moveaxis(out, 0, 1)
 
+    def joint_rotations(self, joint: int) -> FloatArray:
+        """One joint's frame rotations ``R_f``, shape ``(F, 3, 3)``."""
+        layout = self.skeleton.channels[joint]
+        order = rotation_order(layout)
+        if not order:
+            return np.broadcast_to(np.eye(3), (self.frame_count, 3, 3)).copy()
+        start = int(self.skeleton.channel_starts()[joint])
+        columns = [start + n for n, c in enumerate(layout) if c in ROTATION_CHANNELS]
+        return rotations.euler_to_matrix(np.radians(self.motion[:, columns]), order)
+
+    def joint_translations(self, joint: int) -> FloatArray:
+        """One joint's channel translation ``t_f``, shape ``(F, 3)`` (zero where absent)."""
+        out = np.zeros((self.frame_count, 3))
+        for axis, channel in enumerate(TRANSLATION_CHANNELS):
+            values = self.channel_values(joint, channel)
+            if values is not None:
+                out[:, axis] = values
+        length = self.channel_values(joint, LENGTH_CHANNEL)
+        if length is not None:
+            out += length[:, None] * self.skeleton.length_directions[joint]
+        return out
+
     def local_translations(self) -> FloatArray:
         """Channel translations ``t_f`` per joint, shape ``(F, J, 3)`` (zero where absent)."""
-        skeleton = self.skeleton
-        out = np.zeros((self.frame_count, skeleton.joint_count, 3))
-        for joint in range(skeleton.joint_count):
-            for axis, channel in enumerate(TRANSLATION_CHANNELS):
-                values = self.channel_values(joint, channel)
-                if values is not None:
-                    out[:, joint, axis] = values
-            length = self.channel_values(joint, LENGTH_CHANNEL)
-            if length is not None:
-                out[:, joint] += length[:, None] * skeleton.length_directions[joint]
-        return out
+        return np.stack([self.joint_translations(j) for j in range(self.skeleton.joint_count)], axis=1)
 
     def local_scales(self) -> FloatArray | None:
         """Uniform scale per joint ``(F, J)``, or ``None`` when no joint has a scale channel."""
