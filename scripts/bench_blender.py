@@ -1,7 +1,8 @@
 """Import and export speed in Blender: ours against Blender's own io_anim_bvh, same files, same run.
 
-Each measurement runs in a fresh process (bpy imported and the add-ons enabled
-before the clock starts); the best of ``--repeat`` runs is kept.  Memory
+Each measurement runs in a fresh process (bpy imported, the add-ons enabled and,
+for export, the .blend with that tool's import opened before the clock starts);
+the best of ``--repeat`` runs is kept.  Memory
 growth is the peak resident size during the call minus the size before it,
 sampled every 2 ms.  Files are generated 31-joint BVH clips.  Not a test.
 
@@ -21,9 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_core import generated_clip  # noqa: E402
+from bench_core import generated_clip
 
-from mocap_addon.core import save  # noqa: E402
+from mocap_addon.core import save
 
 MEASURE = r"""
 import json, os, sys, threading, time
@@ -46,9 +47,15 @@ def run_import():
     else:
         bpy.ops.import_anim.bvh(filepath=source)
 
-if action == "export":
+if action == "prepare":
     run_import()
-    obj = bpy.context.object
+    bpy.ops.wm.save_as_mainfile(filepath=target)
+    print("RESULT", json.dumps({"seconds": 0.0, "growth": 0}))
+    sys.exit(0)
+if action == "export":
+    bpy.ops.wm.open_mainfile(filepath=source)
+    obj = next(o for o in bpy.context.scene.objects if o.type == "ARMATURE")
+    bpy.context.view_layer.objects.active = obj
     first, last = (round(v) for v in obj.animation_data.action.frame_range)
     def call():
         if tool == "ours":
@@ -97,9 +104,13 @@ def main() -> None:
         for frames in args.frames:
             source = Path(folder) / f"bench_{frames}.bvh"
             save(generated_clip(frames), source)
+            blends = {tool: Path(folder) / f"{tool}_{frames}.blend" for tool in ("theirs", "ours")}
+            for tool, blend in blends.items():
+                measure(tool, "prepare", source, blend, 1)
             for action in ("import", "export"):
-                theirs = measure("theirs", action, source, Path(folder) / "theirs.bvh", args.repeat)
-                ours = measure("ours", action, source, Path(folder) / "ours.bvh", args.repeat)
+                results = {tool: measure(tool, action, blends[tool] if action == "export" else source,
+                                         Path(folder) / f"{tool}.bvh", args.repeat) for tool in blends}
+                theirs, ours = results["theirs"], results["ours"]
                 print(f"| {frames} | {action} | {theirs['seconds']:.2f} | {ours['seconds']:.2f} "
                       f"| 1/{theirs['seconds'] / ours['seconds']:.1f} | {theirs['growth'] / 1e6:.0f} "
                       f"| {ours['growth'] / 1e6:.0f} | {ours['growth'] / max(theirs['growth'], 1):.2f} |", flush=True)
