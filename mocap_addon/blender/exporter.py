@@ -8,11 +8,12 @@ import bpy
 import numpy as np
 
 from ..core import Clip, Skeleton
+from ..core.kinematics import rest_pose
 from ..core.model import encode_motion
 from .animation import read_basis
 from .armature import rest_matrices
 from .importer import UNIT_PRESETS, scene_fps
-from .rig_math import RestRig, basis_to_local, rest_pose
+from .rig_math import RestRig, basis_to_local
 from .storage import PROPERTY, skeleton_from_json
 
 

@@ -20,11 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core import Clip, Skeleton, forward_kinematics
-from ..core.kinematics import joint_transform
+from ..core import Clip, Skeleton
+from ..core.bones import aligned_frames, choose_tails
+from ..core.kinematics import joint_transform, rest_pose
 from ..core.rotations import FloatArray
-
-_MIN_ALIGNMENT = 0.2
 
 
 @dataclass
@@ -37,93 +36,15 @@ class RestRig:
     joint_axes: FloatArray  # (J, 3, 3) each joint's own rest axes as Blender vectors (columns)
 
 
-def rest_pose(skeleton: Skeleton) -> tuple[FloatArray, FloatArray]:
-    """World rotations (J, 3, 3) and positions (J, 3) of the rest pose, in file axes and units."""
-    rest = skeleton.copy()
-    rest.position_replaces_offset = np.zeros(skeleton.joint_count, dtype=bool)
-    rest.channels = [() for _ in skeleton.names]
-    pose = forward_kinematics(Clip(rest, np.zeros((1, 0)), 1.0))
-    return pose.rotations[0], pose.positions[0]
-
-
-def _subtree_sizes(parents: list[int]) -> np.ndarray:
-    sizes = np.ones(len(parents), dtype=np.int64)
-    for joint in range(len(parents) - 1, -1, -1):
-        if parents[joint] >= 0:
-            sizes[parents[joint]] += sizes[joint]
-    return sizes
-
-
-def _unit(vectors: FloatArray) -> FloatArray:
-    lengths = np.linalg.norm(vectors, axis=-1, keepdims=True)
-    return vectors / np.where(lengths > 0, lengths, 1.0)
-
-
-def choose_tails(skeleton: Skeleton, heads: FloatArray, end_sites: list[FloatArray]) -> FloatArray:
-    """Tail of each bone: the child the chain continues through, else its End Site, else a stub.
-
-    A root continues into its largest subtree (the spine over the legs); any
-    other joint into the child straightest ahead of the bone that leads to it
-    (the neck over the shoulders).  Children at the joint itself are skipped.
-    """
-    parents = skeleton.parents
-    sizes = _subtree_sizes(parents)
-    extent = float(np.ptp(heads, axis=0).max()) if len(heads) > 1 else 1.0
-    stub = 0.05 * (extent if extent > 0 else 1.0)
-    tails = np.empty_like(heads)
-    children: list[list[int]] = [[] for _ in parents]
-    for joint, parent in enumerate(parents):
-        if parent >= 0:
-            children[parent].append(joint)
-    tiny = 1e-6 * max(extent, 1e-9)
-    for joint in range(len(parents)):
-        head = heads[joint]
-        parent = parents[joint]
-        incoming = head - heads[parent] if parent >= 0 else np.zeros(3)
-        candidates = [c for c in children[joint] if np.linalg.norm(heads[c] - head) > tiny]
-        if candidates:
-            if parent >= 0 and np.linalg.norm(incoming) > tiny:
-                direction = _unit(incoming)
-                best = max(candidates, key=lambda c: float(_unit(heads[c] - head) @ direction))
-            else:
-                best = max(candidates, key=lambda c: (int(sizes[c]), float(heads[c][2] - head[2])))
-            tails[joint] = heads[best]
-            continue
-        sites = [s for s in end_sites[joint] if np.linalg.norm(s - head) > tiny]
-        if sites:
-            tails[joint] = sites[0]
-            continue
-        direction = _unit(incoming) if np.linalg.norm(incoming) > tiny else np.array([0.0, 0.0, 1.0])
-        length = 0.5 * np.linalg.norm(incoming) if np.linalg.norm(incoming) > tiny else stub
-        tails[joint] = head + direction * min(max(length, tiny * 10), stub * 2)
-    return tails
-
-
-def bone_orientations(heads: FloatArray, tails: FloatArray, joint_axes: FloatArray) -> FloatArray:
-    """Frames with Y along each bone and X as near the joint's own X axis as possible.
-
-    ``joint_axes`` holds each joint's X, Y, Z axes as columns.  Where the bone
-    runs along the joint's X axis, the joint's Z axis decides instead.
-    """
-    y = _unit(tails - heads)
-    x = joint_axes[:, :, 0] - np.sum(joint_axes[:, :, 0] * y, axis=1, keepdims=True) * y
-    weak = np.linalg.norm(x, axis=1) < _MIN_ALIGNMENT
-    z_ref = joint_axes[:, :, 2] - np.sum(joint_axes[:, :, 2] * y, axis=1, keepdims=True) * y
-    x = np.where(weak[:, None], np.cross(y, _unit(z_ref)), x)
-    x = _unit(x)
-    z = np.cross(x, y)
-    return np.stack([x, y, z], axis=-1)
-
-
 def build_rest_rig(skeleton: Skeleton, conversion: FloatArray, scale: float) -> RestRig:
     """Rest bones for ``skeleton`` in Blender axes; ``conversion`` maps file axes to Blender's."""
     rotations, positions = rest_pose(skeleton)
     heads = scale * positions @ conversion.T
     sites = [scale * (positions[j] + rotations[j] @ s.T).T @ conversion.T if len(s) else np.zeros((0, 3))
              for j, s in enumerate(skeleton.end_sites)]
-    tails = choose_tails(skeleton, heads, sites)
+    tails = choose_tails(skeleton.parents, heads, sites, up=np.array([0.0, 0.0, 1.0]))
     axes = conversion @ rotations
-    return RestRig(heads, tails, bone_orientations(heads, tails, axes), axes)
+    return RestRig(heads, tails, aligned_frames(heads, tails, axes, along=1), axes)
 
 
 @dataclass

@@ -20,7 +20,7 @@ import numpy as np
 from .errors import MocapFormatError
 from .kinematics import conform
 from .model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton
-from .textio import atomic_write, decode_text
+from .textio import atomic_write, decode_text, format_rows
 
 _CHANNEL_TOKENS = {f"{a}{kind}": f"{'t' if kind == 'position' else 'r'}{a}"
                    for a in "xyz" for kind in ("position", "rotation")}
@@ -350,12 +350,3 @@ def format_bvh(clip: Clip, *, precision: int = 6, position_mode: str = "replace"
     header = "\n".join(lines) + "\n"
     motion = clip.motion if columns == list(range(len(columns))) else clip.motion[:, columns]
     return header + format_rows(motion, precision)
-
-
-def format_rows(values: np.ndarray, precision: int) -> str:
-    """Rows of numbers as text, one line per row, in a single formatting call."""
-    if values.size == 0:
-        return "\n" * values.shape[0] if values.ndim == 2 and values.shape[1] == 0 else ""
-    rounded = np.round(values, precision) + 0.0
-    row = " ".join([f"%.{precision}f"] * values.shape[1]) + "\n"
-    return (row * values.shape[0]) % tuple(rounded.ravel().tolist())

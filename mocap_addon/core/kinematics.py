@@ -127,12 +127,54 @@ def end_site_positions(clip: Clip, pose: Pose | None = None) -> list[FloatArray]
     return out
 
 
-def rest_positions(skeleton: Skeleton) -> FloatArray:
-    """World joint origins ``(J, 3)`` of the rest pose (all channels zero, offsets applied)."""
+def rest_pose(skeleton: Skeleton) -> tuple[FloatArray, FloatArray]:
+    """World rotations ``(J, 3, 3)`` and origins ``(J, 3)`` of the rest pose (channels zero, offsets applied)."""
     rest = skeleton.copy()
     rest.position_replaces_offset = np.zeros(skeleton.joint_count, dtype=bool)
     rest.channels = [() for _ in skeleton.names]
-    return world_positions(Clip(rest, np.zeros((1, 0)), 1.0))[0]
+    pose = forward_kinematics(Clip(rest, np.zeros((1, 0)), 1.0))
+    return pose.rotations[0], pose.positions[0]
+
+
+def rest_positions(skeleton: Skeleton) -> FloatArray:
+    """World joint origins ``(J, 3)`` of the rest pose."""
+    return rest_pose(skeleton)[1]
+
+
+def rebase(clip: Clip, rest_frames: FloatArray, layouts: list[tuple[str, ...]],
+           translation_in_rest_frame: bool = False) -> Clip:
+    """The same motion with each joint's rest orientation turned to ``rest_frames`` (world, ``(J, 3, 3)``).
+
+    Every joint frame is rotated by a constant ``D = G0^T @ rest_frame`` (``G0``
+    its old rest orientation), so a local transform becomes
+    ``D_parent^T @ L @ D``: the base-pose conversion of the format notes.  The
+    new rest rotation is the rest pose's local rotation, offsets and end sites
+    are re-expressed in the new frames, position channels add to the offsets,
+    and the world poses are unchanged.
+    """
+    skeleton = clip.skeleton
+    old_rest, _ = rest_pose(skeleton)
+    change = np.swapaxes(old_rest, -1, -2) @ rest_frames
+    parents = np.array(skeleton.parents)
+    parent_change: FloatArray = np.where((parents >= 0)[:, None, None], change[np.maximum(parents, 0)], np.eye(3))
+    back = np.swapaxes(parent_change, -1, -2)
+    rotation, translation, scales = local_transforms(clip)
+    new_rotation = back[None] @ rotation @ change[None]
+    new_translation = (back[None] @ translation[..., None])[..., 0]
+    new_rest = back @ skeleton.rest_rotations @ change
+    offsets = (back @ skeleton.offsets[..., None])[..., 0]
+    count = skeleton.joint_count
+    target = Skeleton(list(skeleton.names), list(skeleton.parents), offsets, layouts,
+                      [e @ change[j] for j, e in enumerate(skeleton.end_sites)], new_rest,
+                      np.zeros(count, dtype=bool), np.full(count, translation_in_rest_frame),
+                      (np.swapaxes(change, -1, -2) @ skeleton.length_directions[..., None])[..., 0])
+    frame_rotation: FloatArray = np.swapaxes(new_rest, -1, -2)[None] @ new_rotation
+    moved = new_translation - offsets[None]
+    if translation_in_rest_frame:
+        moved = (np.swapaxes(new_rest, -1, -2)[None] @ moved[..., None])[..., 0]
+    motion = encode_motion(target, frame_rotation, moved, scales)
+    return Clip(target, motion, clip.frame_time, clip.start_frame, clip.unit_in_metres, clip.up_axis,
+                dict(clip.metadata))
 
 
 def conform(clip: Clip, layouts: list[tuple[str, ...]] | None = None,
@@ -158,7 +200,7 @@ def conform(clip: Clip, layouts: list[tuple[str, ...]] | None = None,
         return clip
     rotation, translation, scales = local_transforms(clip)
     dropped_scale = [j for j, layout in enumerate(layouts) if "s" not in layout]
-    if np.any(np.abs(scales[:, dropped_scale] - 1.0) > 1e-9):
+    if np.any(np.abs(scales[:, dropped_scale] - 1.0) > 1e-5):  # files write 0.999999 for 1
         raise ValueError("the clip scales joints, which the target layout cannot hold")
     result = clip.copy()
     target = result.skeleton

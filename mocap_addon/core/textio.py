@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import tempfile
 
+import numpy as np
+
 
 def decode_text(raw: bytes) -> str:
     """Bytes of one line as text: UTF-8, falling back to Latin-1 (never fails)."""
@@ -37,3 +39,12 @@ def _new_file_mode(target: str) -> int:
     mask = os.umask(0)
     os.umask(mask)
     return 0o666 & ~mask
+
+
+def format_rows(values: np.ndarray, precision: int) -> str:
+    """Rows of numbers as text, one line per row, in a single formatting call."""
+    if values.size == 0:
+        return "\n" * values.shape[0] if values.ndim == 2 and values.shape[1] == 0 else ""
+    rounded = np.round(values, precision) + 0.0
+    row = " ".join([f"%.{precision}f"] * values.shape[1]) + "\n"
+    return (row * values.shape[0]) % tuple(rounded.ravel().tolist())

@@ -1,0 +1,417 @@
+"""Motion Analysis HTR (hierarchical translation-rotation): read and write.
+
+A segment's local transform is ``T(base + t) @ R0 @ R(frame) @ S(SF)`` (format
+notes, eq. 3.4-3.6): ``R0`` from the base position's angles, ``R(frame)`` from the
+frame's, both composed in the header's ``EulerRotationOrder``.  Two points the
+notes leave open are options (see the README's "HTR conventions"):
+
+* ``order_reading="listed"``: ``ZYX`` means ``Rz @ Ry @ Rx``; ``"reversed"``: ``Rx @ Ry @ Rz``.
+* ``translation="parent"``: frame translations add to the base translation in the
+  parent's frame; ``"rotated"``: they are rotated by the base rotation first.
+
+Frame blocks are parsed with numpy in bulk, one call per segment.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import warnings
+from dataclasses import dataclass, field
+from typing import NoReturn
+
+import numpy as np
+
+from .errors import MocapFormatError
+from .model import Clip, Skeleton
+from .rotations import check_order, euler_to_matrix
+from .textio import atomic_write, decode_text
+
+ORDER_READINGS = ("listed", "reversed")
+TRANSLATION_READINGS = ("parent", "rotated")
+UNITS_IN_METRES = {"mm": 0.001, "cm": 0.01, "dm": 0.1, "m": 1.0, "km": 1000.0, "in": 0.0254, "inch": 0.0254,
+                   "inches": 0.0254, "ft": 0.3048, "feet": 0.3048, "foot": 0.3048}
+_SECTION = re.compile(rb"^[ \t]*\[([^\]\r\n]*)\][ \t]*\r?$", re.MULTILINE)
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+_AXES = {"X": 0, "Y": 1, "Z": 2}
+
+
+@dataclass
+class _Section:
+    name: str
+    line: int  # line number of the [name] line
+    start: int  # byte offset after the header line
+    end: int
+
+
+@dataclass
+class _Text:
+    """The file's bytes with its sections located; line numbers for error messages."""
+
+    path: str
+    data: bytes
+    sections: list[_Section] = field(default_factory=list)
+
+    def lines(self, section: _Section) -> list[tuple[int, list[str]]]:
+        """Non-empty lines of a small section as (line number, tokens), comments removed."""
+        out = []
+        block = self.data[section.start:section.end]
+        for number, raw in enumerate(block.split(b"\n"), start=section.line + 1):
+            tokens = decode_text(raw).split("#", 1)[0].split()
+            if tokens:
+                out.append((number, tokens))
+        return out
+
+    def error(self, message: str, line: int | None) -> MocapFormatError:
+        return MocapFormatError(message, self.path, line)
+
+
+def _locate(path: str, data: bytes) -> _Text:
+    text = _Text(path, data)
+    matches = list(_SECTION.finditer(data))
+    line, position = 1, 0
+    for n, match in enumerate(matches):
+        line += data.count(b"\n", position, match.start())
+        position = match.start()
+        end = matches[n + 1].start() if n + 1 < len(matches) else len(data)
+        header_end = data.find(b"\n", match.start())
+        start = len(data) if header_end < 0 else header_end + 1
+        text.sections.append(_Section(decode_text(match.group(1)).strip(), line, start, end))
+    return text
+
+
+def _float(token: str, text: _Text, line: int, what: str) -> float:
+    if not _NUMBER.match(token):
+        raise text.error(f"{what}: {token!r} is not a number", line)
+    return float(token)
+
+
+@dataclass
+class _Header:
+    values: dict[str, str]
+    lines: dict[str, int]
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        return self.values.get(key.lower(), default)
+
+
+def _read_header(text: _Text, section: _Section) -> _Header:
+    values, lines = {}, {}
+    for number, tokens in text.lines(section):
+        key = tokens[0].lower()
+        values[key] = " ".join(tokens[1:])
+        lines[key] = number
+    return _Header(values, lines)
+
+
+def read_htr(path: str | os.PathLike[str], *, order_reading: str = "listed", translation: str = "parent") -> Clip:
+    """Read an HTR file; see the module notes for the two reading options."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    return parse_htr(data, os.fspath(path), order_reading=order_reading, translation=translation)
+
+
+def parse_htr(data: bytes, path: str = "<data>", *, order_reading: str = "listed",
+              translation: str = "parent") -> Clip:
+    """Parse HTR bytes; see :func:`read_htr`."""
+    if order_reading not in ORDER_READINGS:
+        raise ValueError(f"order_reading must be one of {ORDER_READINGS}")
+    if translation not in TRANSLATION_READINGS:
+        raise ValueError(f"translation must be one of {TRANSLATION_READINGS}")
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    text = _locate(path, data)
+    named: dict[str, _Section] = {}
+    for section in text.sections:
+        named.setdefault(section.name.lower(), section)
+    first_content = next((n for n, raw in enumerate(data.split(b"\n", 50)[:50], start=1)
+                          if decode_text(raw).split("#", 1)[0].strip()), 1)
+    if "header" not in named:
+        raise text.error("not an HTR file: no [Header] section", first_content)
+    for required in ("segmentnames&hierarchy", "baseposition"):
+        if required not in named:
+            raise text.error(f"no [{required}] section", None)
+    header = _read_header(text, named["header"])
+    warnings_found: list[str] = []
+
+    def header_number(key: str, default: float | None = None) -> float:
+        value = header.get(key)
+        if value is None:
+            if default is None:
+                raise text.error(f"header has no {key}", named["header"].line)
+            return default
+        return _float(value, text, header.lines[key.lower()], key)
+
+    file_type = (header.get("FileType") or "htr").lower()
+    if file_type not in ("htr", "gtr"):
+        raise text.error(f"unknown FileType {file_type!r}", header.lines.get("filetype"))
+    order_text = header.get("EulerRotationOrder", "ZYX") or "ZYX"
+    try:
+        listed = check_order(order_text)
+    except ValueError:
+        raise text.error(f"EulerRotationOrder {order_text!r} is not a rotation order",
+                         header.lines.get("eulerrotationorder")) from None
+    if len(listed) != 3:
+        raise text.error(f"EulerRotationOrder {order_text!r} needs three axes", header.lines.get("eulerrotationorder"))
+    order = listed if order_reading == "listed" else listed[::-1]
+    radians = (header.get("RotationUnits", "Degrees") or "").lower().startswith("rad")
+    scale_factor = header_number("ScaleFactor", 1.0)
+    fps = header_number("DataFrameRate")
+    if not fps > 0:
+        raise text.error("DataFrameRate must be positive", header.lines.get("dataframerate"))
+    length_axis = (header.get("BoneLengthAxis", "Y") or "Y").upper()
+    if length_axis not in _AXES:
+        raise text.error(f"BoneLengthAxis {length_axis!r} is not X, Y or Z", header.lines.get("bonelengthaxis"))
+    units = (header.get("CalibrationUnits", "") or "").lower()
+
+    names, parents, hierarchy_lines = _read_hierarchy(text, named["segmentnames&hierarchy"])
+    base = _read_base(text, named["baseposition"], names)
+    blocks = {s.name: s for s in text.sections if s.name in names}
+    motion_blocks = [_read_block(text, blocks[name], name) if name in blocks else None for name in names]
+    present = [b for b in motion_blocks if b is not None]
+    frame_numbers = present[0][0] if present else np.zeros(0)
+    for name, block in zip(names, motion_blocks):
+        if block is None:
+            raise text.error(f"segment {name!r} has no [{name}] frame block", hierarchy_lines[name])
+        if not np.array_equal(block[0], frame_numbers):
+            section = blocks[name]
+            missing = sorted(set(frame_numbers.tolist()) ^ set(block[0].tolist()))
+            raise text.error(f"[{name}] has {len(block[0])} frames, the first block {len(frame_numbers)} "
+                             f"(frame {missing[0]:g} differs)" if missing else f"[{name}] frames out of order",
+                             section.line)
+    for key, actual, what in (("NumFrames", len(frame_numbers), "frames are present"),
+                              ("NumSegments", len(names), "segments are listed")):
+        declared = header.get(key)
+        if declared is not None and _NUMBER.match(declared) and int(float(declared)) != actual:
+            warnings_found.append(f"{key} says {declared} but {actual} {what}")
+
+    order_index = [ord(c) - ord("X") for c in order]
+    count = len(names)
+    frames = len(frame_numbers)
+    base_angles = base[:, 3:6]
+    if radians:
+        base_angles = np.degrees(base_angles)
+    rest = euler_to_matrix(np.radians(base_angles[:, order_index]), order)
+    motion = np.empty((frames, count * 7))
+    zero_scale = 0
+    for joint, block in enumerate(motion_blocks):
+        values = block[1]  # type: ignore[index]
+        angles = np.degrees(values[:, 3:6]) if radians else values[:, 3:6]
+        scales = values[:, 6].copy()
+        zero = scales == 0.0
+        zero_scale += int(zero.sum())
+        scales[zero] = 1.0
+        motion[:, joint * 7: joint * 7 + 3] = values[:, 0:3] * scale_factor
+        motion[:, joint * 7 + 3: joint * 7 + 6] = angles[:, order_index]
+        motion[:, joint * 7 + 6] = scales
+    if zero_scale:
+        warnings_found.append(f"{zero_scale} scale factors of 0 read as 1 (no scale)")
+    tokens = ("tx", "ty", "tz", *(f"r{c.lower()}" for c in order), "s")
+    axis = np.zeros(3)
+    axis[_AXES[length_axis]] = 1.0
+    lengths = base[:, 6] * scale_factor
+    has_child = np.zeros(count, dtype=bool)
+    for parent in parents:
+        if parent >= 0:
+            has_child[parent] = True
+    end_sites = [np.zeros((0, 3)) if has_child[j] else (lengths[j] * axis)[None] for j in range(count)]
+    skeleton = Skeleton(names, parents, base[:, 0:3] * scale_factor, [tokens] * count, end_sites,
+                        rest_rotations=rest,
+                        translation_in_rest_frame=np.full(count, translation == "rotated"))
+    metadata = {
+        "format": "htr", "source": path, "warnings": warnings_found,
+        "htr": {"header": header.values, "bone_lengths": lengths.tolist(), "bone_length_axis": length_axis,
+                "euler_rotation_order": listed, "order_reading": order_reading, "translation": translation,
+                "file_type": file_type, "scale_factor": scale_factor},
+    }
+    unit = UNITS_IN_METRES.get(units)
+    return Clip(skeleton, motion, 1.0 / fps, start_frame=int(frame_numbers[0]) if frames else 0,
+                unit_in_metres=unit, up_axis=(header.get("GlobalAxisofGravity", "Y") or "Y").upper(),
+                metadata=metadata)
+
+
+def _read_hierarchy(text: _Text, section: _Section) -> tuple[list[str], list[int], dict[str, int]]:
+    """Segments in parent-before-child order (file order kept where possible)."""
+    declared: dict[str, tuple[str, int]] = {}
+    for number, tokens in text.lines(section):
+        if len(tokens) != 2:
+            raise text.error(f"expected 'child parent', found {len(tokens)} fields", number)
+        child, parent = tokens
+        if child in declared:
+            raise text.error(f"segment {child!r} is listed twice", number)
+        declared[child] = (parent, number)
+    if not declared:
+        raise text.error("no segments in [SegmentNames&Hierarchy]", section.line)
+    names: list[str] = []
+    placed: set[str] = set()
+    for child in declared:
+        chain = []
+        current = child
+        while current not in placed:
+            if current in chain:
+                raise text.error(f"hierarchy cycle through {current!r}", declared[current][1])
+            chain.append(current)
+            up = declared[current][0]
+            if up.upper() == "GLOBAL":
+                break
+            if up not in declared:
+                raise text.error(f"parent {up!r} of {current!r} is never defined", declared[current][1])
+            current = up
+        for name in reversed(chain):
+            names.append(name)
+            placed.add(name)
+    index = {name: n for n, name in enumerate(names)}
+    parents = [-1 if declared[n][0].upper() == "GLOBAL" else index[declared[n][0]] for n in names]
+    return names, parents, {n: declared[n][1] for n in names}
+
+
+def _read_base(text: _Text, section: _Section, names: list[str]) -> np.ndarray:
+    rows: dict[str, list[float]] = {}
+    for number, tokens in text.lines(section):
+        if len(tokens) != 8:
+            raise text.error(f"expected 'name Tx Ty Tz Rx Ry Rz BoneLength', found {len(tokens)} fields", number)
+        if tokens[0] not in names:
+            raise text.error(f"base position for unknown segment {tokens[0]!r}", number)
+        rows[tokens[0]] = [_float(t, text, number, tokens[0]) for t in tokens[1:]]
+    missing = [n for n in names if n not in rows]
+    if missing:
+        raise text.error(f"no base position for {missing[0]!r}", section.line)
+    base = np.array([rows[n] for n in names])
+    if not np.isfinite(base).all():
+        raise text.error("base position values must be finite", section.line)
+    return base
+
+
+def _read_block(text: _Text, section: _Section, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Frame numbers and the (frames, 7) values of one segment's block."""
+    block = text.data[section.start:section.end]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rows = np.loadtxt(io.BytesIO(block), comments="#", ndmin=2, dtype=np.float64)
+    except ValueError:
+        rows = None
+    if rows is None or rows.shape[0] == 0 or rows.shape[1] != 8 or not np.isfinite(rows).all():
+        _raise_bad_row(text, section, name)
+    numbers = rows[:, 0]
+    if np.any(np.diff(numbers) != 1) or numbers[0] != np.round(numbers[0]):
+        _raise_bad_row(text, section, name, numbers)
+    return numbers, rows[:, 1:]
+
+
+def _raise_bad_row(text: _Text, section: _Section, name: str, numbers: np.ndarray | None = None) -> NoReturn:
+    """Name the first bad line of a frame block (only runs on bad input)."""
+    previous = None
+    rows = text.lines(section)
+    if not rows:
+        raise text.error(f"[{name}] has no frames", section.line)
+    for number, tokens in rows:
+        if len(tokens) != 8:
+            raise text.error(f"[{name}]: expected 'frame Tx Ty Tz Rx Ry Rz SF' (8 values), found {len(tokens)}",
+                             number)
+        for token in tokens:
+            value = _float(token, text, number, f"[{name}]")
+            if not np.isfinite(value):
+                raise text.error(f"[{name}]: {token!r} is not a finite number", number)
+        frame = float(tokens[0])
+        if previous is not None and frame != previous + 1:
+            raise text.error(f"[{name}]: frame {frame:g} follows frame {previous:g} (missing or out of order)",
+                             number)
+        if frame != round(frame):
+            raise text.error(f"[{name}]: frame number {tokens[0]!r} is not a whole number", number)
+        previous = frame
+    raise text.error(f"[{name}]: unreadable frame block", section.line)
+
+
+_UNIT_NAMES = {0.001: "mm", 0.01: "cm", 0.1: "dm", 1.0: "m", 0.0254: "in", 0.3048: "ft"}
+
+
+def htr_form(clip: Clip, *, euler_order: str = "ZYX", order_reading: str = "listed", translation: str = "parent",
+             bone_length_axis: str = "Y") -> Clip:
+    """The clip as HTR holds it: ``tx ty tz`` + three rotations + ``s`` per segment, base frames along the bones.
+
+    A clip already in that form is returned as it is; any other (BVH, ASF) is
+    rebased so each segment's ``bone_length_axis`` points along its bone.
+    """
+    from .bones import aligned_frames, choose_tails
+    from .kinematics import rebase, rest_pose
+
+    order = euler_order if order_reading == "listed" else euler_order[::-1]
+    layout = ("tx", "ty", "tz", *(f"r{c.lower()}" for c in order), "s")
+    skeleton = clip.skeleton
+    rotated = translation == "rotated"
+    if (all(c == layout for c in skeleton.channels) and not skeleton.position_replaces_offset.any()
+            and bool(np.all(skeleton.translation_in_rest_frame == rotated))):
+        return clip
+    rotations, heads = rest_pose(skeleton)
+    sites = [heads[j] + (rotations[j] @ e.T).T for j, e in enumerate(skeleton.end_sites)]
+    up = np.eye(3)[_AXES.get(clip.up_axis.upper().lstrip("+-"), 1)]
+    tails = choose_tails(skeleton.parents, heads, sites, up)
+    frames = aligned_frames(heads, tails, rotations, along=_AXES[bone_length_axis])
+    return rebase(clip, frames, [layout] * skeleton.joint_count, rotated)
+
+
+def write_htr(clip: Clip, path: str | os.PathLike[str], *, precision: int = 8, order_reading: str | None = None,
+              translation: str | None = None, euler_order: str | None = None,
+              bone_length_axis: str | None = None) -> None:
+    """Write ``clip`` as HTR (atomically).  Unset options follow the clip's own HTR header, else ZYX, Y."""
+    atomic_write(path, format_htr(clip, precision=precision, order_reading=order_reading, translation=translation,
+                                  euler_order=euler_order, bone_length_axis=bone_length_axis).encode("utf-8"))
+
+
+def format_htr(clip: Clip, *, precision: int = 8, order_reading: str | None = None, translation: str | None = None,
+               euler_order: str | None = None, bone_length_axis: str | None = None) -> str:
+    """The HTR text for ``clip``."""
+    from .kinematics import rest_pose
+    from .rotations import matrix_to_euler
+    from .textio import format_rows
+
+    known = clip.metadata.get("htr", {}) if clip.metadata.get("format") == "htr" else {}
+    listed = check_order(euler_order or known.get("euler_rotation_order", "ZYX"))
+    reading = order_reading or known.get("order_reading", "listed")
+    moving = translation or known.get("translation", "parent")
+    axis = (bone_length_axis or known.get("bone_length_axis", "Y")).upper()
+    form = htr_form(clip, euler_order=listed, order_reading=reading, translation=moving, bone_length_axis=axis)
+    skeleton = form.skeleton
+    order = listed if reading == "listed" else listed[::-1]
+    by_axis = [order.index(c) for c in "XYZ"]  # file columns Rx Ry Rz from composition order
+    base_angles = np.degrees(matrix_to_euler(skeleton.rest_rotations, order))[:, by_axis]
+    lengths = _bone_lengths(form, known, axis, rest_pose(skeleton)[1])
+    unit = _UNIT_NAMES.get(form.unit_in_metres or 0.0, known.get("header", {}).get("calibrationunits", "mm"))
+    lines = ["# Motion Analysis HTR, written by Mocap I/O", "[Header]", "FileType htr", "DataType HTRS",
+             "FileVersion 1", f"NumSegments {skeleton.joint_count}", f"NumFrames {form.frame_count}",
+             f"DataFrameRate {form.fps:.10g}", f"EulerRotationOrder {listed}", f"CalibrationUnits {unit}",
+             "RotationUnits Degrees", f"GlobalAxisofGravity {form.up_axis.upper().lstrip('+-')}",
+             f"BoneLengthAxis {axis}", "ScaleFactor 1.0", "[SegmentNames&Hierarchy]"]
+    lines += [f"{name}\t{'GLOBAL' if p < 0 else skeleton.names[p]}"
+              for name, p in zip(skeleton.names, skeleton.parents)]
+    lines.append("[BasePosition]")
+    base = np.column_stack([skeleton.offsets, base_angles, lengths])
+    rows = format_rows(base, precision).splitlines()
+    lines += [f"{name}\t{row}" for name, row in zip(skeleton.names, rows)]
+    numbers = np.arange(form.start_frame, form.start_frame + form.frame_count, dtype=np.float64)
+    starts = skeleton.channel_starts()
+    text = "\n".join(lines) + "\n"
+    blocks = []
+    for joint, name in enumerate(skeleton.names):
+        values = form.motion[:, starts[joint]: starts[joint + 1]]
+        columns = np.column_stack([numbers, values[:, :3], values[:, 3:6][:, by_axis], values[:, 6]])
+        blocks.append(f"[{name}]\n" + format_rows(columns, precision))
+    return text + "".join(blocks) + "[EndOfFile]\n"
+
+
+def _bone_lengths(clip: Clip, known: dict, axis: str, heads: np.ndarray) -> np.ndarray:
+    """Each segment's BoneLength: the file's own where known, else the distance to its bone's tail."""
+    skeleton = clip.skeleton
+    stored = known.get("bone_lengths")
+    if stored is not None and len(stored) == skeleton.joint_count and known.get("bone_length_axis") == axis:
+        return np.asarray(stored, dtype=np.float64)
+    lengths = np.zeros(skeleton.joint_count)
+    for joint, parent in enumerate(skeleton.parents):
+        if len(skeleton.end_sites[joint]):
+            lengths[joint] = float(skeleton.end_sites[joint][0][_AXES[axis]])
+        if parent >= 0:
+            along = float(skeleton.offsets[joint][_AXES[axis]])
+            lengths[parent] = max(lengths[parent], along)
+    return lengths
