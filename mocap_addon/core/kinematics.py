@@ -156,8 +156,8 @@ def rebase(clip: Clip, rest_frames: FloatArray, layouts: list[tuple[str, ...]],
     old_rest, _ = rest_pose(skeleton)
     change = np.swapaxes(old_rest, -1, -2) @ rest_frames
     parents = np.array(skeleton.parents)
-    parent_change: FloatArray = np.where((parents >= 0)[:, None, None], change[np.maximum(parents, 0)], np.eye(3))
-    back = np.swapaxes(parent_change, -1, -2)
+    parent_change = np.where((parents >= 0)[:, None, None], change[np.maximum(parents, 0)], np.eye(3))
+    back: FloatArray = np.swapaxes(parent_change, -1, -2).astype(np.float64)
     rotation, translation, scales = local_transforms(clip)
     new_rotation = back[None] @ rotation @ change[None]
     new_translation = (back[None] @ translation[..., None])[..., 0]
@@ -168,7 +168,7 @@ def rebase(clip: Clip, rest_frames: FloatArray, layouts: list[tuple[str, ...]],
                       [e @ change[j] for j, e in enumerate(skeleton.end_sites)], new_rest,
                       np.zeros(count, dtype=bool), np.full(count, translation_in_rest_frame),
                       (np.swapaxes(change, -1, -2) @ skeleton.length_directions[..., None])[..., 0])
-    frame_rotation: FloatArray = np.swapaxes(new_rest, -1, -2)[None] @ new_rotation
+    frame_rotation: FloatArray = np.matmul(np.swapaxes(new_rest, -1, -2)[None], new_rotation)
     moved = new_translation - offsets[None]
     if translation_in_rest_frame:
         moved = (np.swapaxes(new_rest, -1, -2)[None] @ moved[..., None])[..., 0]
