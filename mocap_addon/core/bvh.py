@@ -20,12 +20,11 @@ import numpy as np
 from .errors import MocapFormatError
 from .kinematics import conform
 from .model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton
-from .textio import atomic_write, decode_text, format_rows
+from .textio import atomic_write, decode_text, format_rows, number_problem
 
 _CHANNEL_TOKENS = {f"{a}{kind}": f"{'t' if kind == 'position' else 'r'}{a}"
                    for a in "xyz" for kind in ("position", "rotation")}
 _CHANNEL_NAMES = {token: name[0].upper() + name[1:] for name, token in _CHANNEL_TOKENS.items()}
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
 POSITION_MODES = ("replace", "add")
 
 
@@ -41,8 +40,9 @@ class _Node:
 
 
 def _number(token: str, path: str, line: int, what: str) -> float:
-    if not _NUMBER.match(token):
-        raise MocapFormatError(f"{what}: {token!r} is not a number", path, line)
+    problem = number_problem(token)
+    if problem:
+        raise MocapFormatError(f"{what}: {problem}", path, line)
     return float(token)
 
 
@@ -262,11 +262,9 @@ def _raise_first_bad_line(block: bytes, channel_count: int, path: str, line_befo
             continue
         frame += 1
         for match in tokens:
-            token = match.group()
-            if not _NUMBER.match(token):
-                special = token.lower().lstrip("+-") in ("nan", "inf", "infinity")
-                what = "not a finite number" if special else "not a number"
-                raise MocapFormatError(f"frame {frame}: {token[:30]!r} is {what}", path, number, match.start() + 1)
+            problem = number_problem(match.group())
+            if problem:
+                raise MocapFormatError(f"frame {frame}: {problem}", path, number, match.start() + 1)
         if len(tokens) != channel_count:
             raise MocapFormatError(f"expected {channel_count} values in frame {frame}, found {len(tokens)}",
                                    path, number)

@@ -26,14 +26,13 @@ import numpy as np
 from .errors import MocapFormatError
 from .model import Clip, Skeleton
 from .rotations import check_order, euler_to_matrix
-from .textio import atomic_write, decode_text
+from .textio import atomic_write, decode_text, number_problem
 
 ORDER_READINGS = ("listed", "reversed")
 TRANSLATION_READINGS = ("parent", "rotated")
 UNITS_IN_METRES = {"mm": 0.001, "cm": 0.01, "dm": 0.1, "m": 1.0, "km": 1000.0, "in": 0.0254, "inch": 0.0254,
                    "inches": 0.0254, "ft": 0.3048, "feet": 0.3048, "foot": 0.3048}
 _SECTION = re.compile(rb"^[ \t]*\[([^\]\r\n]*)\][ \t]*\r?$", re.MULTILINE)
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
 _AXES = {"X": 0, "Y": 1, "Z": 2}
 
 
@@ -82,8 +81,9 @@ def _locate(path: str, data: bytes) -> _Text:
 
 
 def _float(token: str, text: _Text, line: int, what: str) -> float:
-    if not _NUMBER.match(token):
-        raise text.error(f"{what}: {token!r} is not a number", line)
+    problem = number_problem(token)
+    if problem:
+        raise text.error(f"{what}: {problem}", line)
     return float(token)
 
 
@@ -183,7 +183,7 @@ def parse_htr(data: bytes, path: str = "<data>", *, order_reading: str = "listed
     for key, actual, what in (("NumFrames", len(frame_numbers), "frames are present"),
                               ("NumSegments", len(names), "segments are listed")):
         declared = header.get(key)
-        if declared is not None and _NUMBER.match(declared) and int(float(declared)) != actual:
+        if declared is not None and number_problem(declared) is None and int(float(declared)) != actual:
             warnings_found.append(f"{key} says {declared} but {actual} {what}")
 
     order_index = [ord(c) - ord("X") for c in order]
@@ -311,9 +311,7 @@ def _raise_bad_row(text: _Text, section: _Section, name: str, numbers: np.ndarra
             raise text.error(f"[{name}]: expected 'frame Tx Ty Tz Rx Ry Rz SF' (8 values), found {len(tokens)}",
                              number)
         for token in tokens:
-            value = _float(token, text, number, f"[{name}]")
-            if not np.isfinite(value):
-                raise text.error(f"[{name}]: {token!r} is not a finite number", number)
+            _float(token, text, number, f"[{name}]")
         frame = float(tokens[0])
         if previous is not None and frame != previous + 1:
             raise text.error(f"[{name}]: frame {frame:g} follows frame {previous:g} (missing or out of order)",

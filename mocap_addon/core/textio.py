@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 
 import numpy as np
+
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+
+
+def number_problem(token: str) -> str | None:
+    """Why ``token`` is not a finite decimal number, or ``None`` if it is one."""
+    if _NUMBER.match(token):
+        return None
+    if token.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        return f"{token[:30]!r} is not a finite number"
+    return f"{token[:30]!r} is not a number"
 
 
 def decode_text(raw: bytes) -> str:
