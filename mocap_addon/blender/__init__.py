@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import bpy
 
-from . import operators
+from . import operators, operators_htr
 
-_register_classes, _unregister_classes = bpy.utils.register_classes_factory(operators.CLASSES)
+# (import operator, export operator) per format; each gets menu entries and a FileHandler.
+FORMATS = operators.FORMATS + operators_htr.FORMATS
+CLASSES = tuple(c for pair in FORMATS for c in (*pair, operators.file_handler(*pair)))
+_register_classes, _unregister_classes = bpy.utils.register_classes_factory(CLASSES)
 _registered = False
 
 
 def _menu_import(self: bpy.types.Menu, context: bpy.types.Context) -> None:
-    for operator in operators.IMPORT_OPERATORS:
-        self.layout.operator(operator.bl_idname, text=f"Motion Capture ({operator.filename_ext})")
+    for importer, _ in FORMATS:
+        self.layout.operator(importer.bl_idname, text=f"Motion Capture ({importer.filename_ext})")
 
 
 def _menu_export(self: bpy.types.Menu, context: bpy.types.Context) -> None:
-    for operator in operators.EXPORT_OPERATORS:
-        self.layout.operator(operator.bl_idname, text=f"Motion Capture ({operator.filename_ext})")
+    for _, exporter in FORMATS:
+        self.layout.operator(exporter.bl_idname, text=f"Motion Capture ({exporter.filename_ext})")
 
 
 def register() -> None:

@@ -85,7 +85,9 @@ def import_clip(context: bpy.types.Context, clip: Clip, name: str, settings: Imp
         if settings.fps_mode == "RESAMPLE":
             clip = resample(clip, 1.0 / scene_fps(scene))
         scale = settings.metres_per_unit(clip)
-        rig = build_rest_rig(clip.skeleton, settings.conversion, scale)
+        vectors = clip.metadata.get("bone_vectors")
+        rig = build_rest_rig(clip.skeleton, settings.conversion, scale,
+                             None if vectors is None else np.asarray(vectors, dtype=np.float64))
         progress(0.2)
         obj = build_armature(name, clip.skeleton, rig, context)
         # Pose against the rest Blender actually stored (float32 heads and rolls), not the ideal one.

@@ -27,6 +27,14 @@ def conversion_matrix(forward: str, up: str) -> np.ndarray:
     return np.array(axis_conversion(from_forward=forward, from_up=up).to_3x3())
 
 
+def file_axes(forward: str, up: str, file_up: str) -> tuple[str, str]:
+    """Forward and up axes with the file's own up axis; forward moves off it if they clash."""
+    up = file_up.upper()
+    if forward.lstrip("-") == up.lstrip("-"):
+        forward = "Y" if up.lstrip("-") == "Z" else "-Z"
+    return forward, up
+
+
 def _progress(window_manager: bpy.types.WindowManager, done: int, share: float) -> None:
     window_manager.progress_update(done + share)
 
@@ -55,6 +63,9 @@ class MocapImportBase(ImportHelper):
         name="Rotation", default="QUATERNION",
         items=[("QUATERNION", "Quaternion", "Continuous quaternions"),
                ("EULER", "Euler", "Euler angles in each joint's own order, without 180° jumps")])
+    use_file_up_axis: BoolProperty(name="File's Up Axis", default=True,
+                                   description="Use the up axis the file states (HTR's GlobalAxisofGravity) "
+                                               "instead of Up")
 
     def load_options(self) -> dict:
         """Format-specific keyword arguments for ``core.load``."""
@@ -68,7 +79,7 @@ class MocapImportBase(ImportHelper):
     def draw(self, context: bpy.types.Context) -> None:
         layout = self.layout
         layout.use_property_split = True
-        for name in ("unit", "scale", "axis_forward", "axis_up", "frame_start", "fps_mode",
+        for name in ("unit", "scale", "axis_forward", "axis_up", "use_file_up_axis", "frame_start", "fps_mode",
                      "update_scene_range", "rotation_mode", *self.extra_options()):
             layout.prop(self, name)
 
@@ -84,8 +95,6 @@ class MocapImportBase(ImportHelper):
         from ..core import MocapFormatError, load
         from .importer import ImportSettings, import_clip
 
-        settings = ImportSettings(conversion_matrix(self.axis_forward, self.axis_up), self.scale, self.unit,
-                                  self.frame_start, self.fps_mode, self.update_scene_range, self.rotation_mode)
         paths = self.paths()
         window_manager = context.window_manager
         window_manager.progress_begin(0, len(paths))
@@ -94,6 +103,12 @@ class MocapImportBase(ImportHelper):
             for number, path in enumerate(paths):
                 try:
                     clip = load(path, **self.load_options())
+                    forward, up = self.axis_forward, self.axis_up
+                    if self.use_file_up_axis and clip.metadata.get("format") != "bvh":
+                        forward, up = file_axes(forward, up, clip.up_axis)
+                    settings = ImportSettings(conversion_matrix(forward, up), self.scale, self.unit,
+                                              self.frame_start, self.fps_mode, self.update_scene_range,
+                                              self.rotation_mode)
                     name = os.path.splitext(os.path.basename(path))[0]
                     result = import_clip(context, clip, name, settings, partial(_progress, window_manager, number))
                 except (MocapFormatError, OSError, ValueError) as error:
@@ -128,6 +143,7 @@ class MocapExportBase(ExportHelper):
     axis_up: EnumProperty(name="Up", items=AXES, default="Y")
     use_action_range: BoolProperty(name="Action's Frame Range", default=True,
                                    description="Export the action's frame range, else the scene's")
+    precision: IntProperty(name="Decimals", default=6, min=1, max=12, description="Decimals written per value")
     rotation_order: EnumProperty(
         name="Rotation Order", default="ZXY", items=[(o, o, f"Channels listed {o}") for o in
                                                      ("ZXY", "ZYX", "XYZ", "XZY", "YXZ", "YZX")],
@@ -138,8 +154,8 @@ class MocapExportBase(ExportHelper):
         return context.active_object is not None and context.active_object.type == "ARMATURE"
 
     def save_options(self) -> dict:
-        """Format-specific keyword arguments for ``core.save``."""
-        return {}
+        """Keyword arguments for ``core.save``; formats with more options extend them."""
+        return {"precision": self.precision}
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         from ..core import save
@@ -193,24 +209,23 @@ class EXPORT_ANIM_OT_mocap_bvh(bpy.types.Operator, MocapExportBase):
     format_label = "BVH"
     filename_ext = ".bvh"
     filter_glob: StringProperty(default="*.bvh", options={"HIDDEN"})
-    precision: IntProperty(name="Decimals", default=6, min=1, max=12, description="Decimals written per value")
-
-    def save_options(self) -> dict:
-        return {"precision": self.precision}
 
 
-class MOCAP_FH_bvh(bpy.types.FileHandler):
-    bl_idname = "MOCAP_FH_bvh"
-    bl_label = "BVH motion capture"
-    bl_import_operator = "import_anim.mocap_bvh"
-    bl_export_operator = "export_anim.mocap_bvh"
-    bl_file_extensions = ".bvh"
+def file_handler(importer: type, exporter: type) -> type:
+    """A FileHandler so files of ``importer``'s extension dropped on the 3D viewport import."""
+    extension = importer.filename_ext.lstrip(".")
 
-    @classmethod
-    def poll_drop(cls, context: bpy.types.Context) -> bool:
+    def poll_drop(cls: type, context: bpy.types.Context) -> bool:
         return context.area is not None and context.area.type == "VIEW_3D"
 
+    return type(f"MOCAP_FH_{extension}", (bpy.types.FileHandler,), {
+        "bl_idname": f"MOCAP_FH_{extension}",
+        "bl_label": f"{importer.format_label} motion capture",
+        "bl_import_operator": importer.bl_idname,
+        "bl_export_operator": exporter.bl_idname,
+        "bl_file_extensions": importer.filename_ext,
+        "poll_drop": classmethod(poll_drop),
+    })
 
-IMPORT_OPERATORS = [IMPORT_ANIM_OT_mocap_bvh]
-EXPORT_OPERATORS = [EXPORT_ANIM_OT_mocap_bvh]
-CLASSES = (*IMPORT_OPERATORS, *EXPORT_OPERATORS, MOCAP_FH_bvh)
+
+FORMATS = [(IMPORT_ANIM_OT_mocap_bvh, EXPORT_ANIM_OT_mocap_bvh)]

@@ -36,13 +36,23 @@ class RestRig:
     joint_axes: FloatArray  # (J, 3, 3) each joint's own rest axes as Blender vectors (columns)
 
 
-def build_rest_rig(skeleton: Skeleton, conversion: FloatArray, scale: float) -> RestRig:
-    """Rest bones for ``skeleton`` in Blender axes; ``conversion`` maps file axes to Blender's."""
+def build_rest_rig(skeleton: Skeleton, conversion: FloatArray, scale: float,
+                   bone_vectors: FloatArray | None = None) -> RestRig:
+    """Rest bones for ``skeleton`` in Blender axes; ``conversion`` maps file axes to Blender's.
+
+    ``bone_vectors`` (J, 3), in each joint's own frame and file units, fix the
+    bones a format defines itself (HTR's BoneLength along BoneLengthAxis);
+    zero vectors, or none given, leave the tail to :func:`choose_tails`.
+    """
     rotations, positions = rest_pose(skeleton)
     heads = scale * positions @ conversion.T
     sites = [scale * (positions[j] + rotations[j] @ s.T).T @ conversion.T if len(s) else np.zeros((0, 3))
              for j, s in enumerate(skeleton.end_sites)]
     tails = choose_tails(skeleton.parents, heads, sites, up=np.array([0.0, 0.0, 1.0]))
+    if bone_vectors is not None:
+        given = scale * (rotations @ bone_vectors[..., None])[..., 0] @ conversion.T
+        usable = np.linalg.norm(given, axis=1) > 1e-9 * max(float(np.ptp(heads, axis=0).max()), 1e-9)
+        tails = np.where(usable[:, None], heads + given, tails)
     axes = conversion @ rotations
     return RestRig(heads, tails, aligned_frames(heads, tails, axes, along=1), axes)
 

@@ -221,6 +221,7 @@ def parse_htr(data: bytes, path: str = "<data>", *, order_reading: str = "listed
                         translation_in_rest_frame=np.full(count, translation == "rotated"))
     metadata = {
         "format": "htr", "source": path, "warnings": warnings_found,
+        "bone_vectors": (lengths[:, None] * axis).tolist(),
         "htr": {"header": header.values, "bone_lengths": lengths.tolist(), "bone_length_axis": length_axis,
                 "euler_rotation_order": listed, "order_reading": order_reading, "translation": translation,
                 "file_type": file_type, "scale_factor": scale_factor},

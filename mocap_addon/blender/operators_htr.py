@@ -1,0 +1,52 @@
+"""Motion Analysis HTR import and export operators."""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import EnumProperty, IntProperty, StringProperty
+
+from .operators import MocapExportBase, MocapImportBase
+
+ORDER_ITEMS = [("listed", "As Listed", "EulerRotationOrder ZYX means Rz·Ry·Rx (what real files show)"),
+               ("reversed", "Reversed", "EulerRotationOrder ZYX means Rx·Ry·Rz")]
+TRANSLATION_ITEMS = [("parent", "Parent Frame", "Frame translations add to the base translation (format notes)"),
+                     ("rotated", "Base-Rotated", "Frame translations are turned by the base rotation first")]
+
+
+class IMPORT_ANIM_OT_mocap_htr(bpy.types.Operator, MocapImportBase):
+    """Import Motion Analysis HTR motion capture as armatures with actions"""
+
+    bl_idname = "import_anim.mocap_htr"
+    bl_label = "Import HTR (Mocap I/O)"
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
+    format_label = "HTR"
+    filename_ext = ".htr"
+    filter_glob: StringProperty(default="*.htr;*.HTR", options={"HIDDEN"})
+    order_reading: EnumProperty(name="Rotation Order", items=ORDER_ITEMS, default="listed")
+    translation: EnumProperty(name="Frame Translation", items=TRANSLATION_ITEMS, default="parent")
+
+    def load_options(self) -> dict:
+        return {"order_reading": self.order_reading, "translation": self.translation}
+
+    def extra_options(self) -> tuple[str, ...]:
+        return ("order_reading", "translation")
+
+
+class EXPORT_ANIM_OT_mocap_htr(bpy.types.Operator, MocapExportBase):
+    """Export the active armature's action as Motion Analysis HTR"""
+
+    bl_idname = "export_anim.mocap_htr"
+    bl_label = "Export HTR (Mocap I/O)"
+    bl_options = {"REGISTER", "PRESET"}
+    format_label = "HTR"
+    filename_ext = ".htr"
+    filter_glob: StringProperty(default="*.htr;*.HTR", options={"HIDDEN"})
+    precision: IntProperty(name="Decimals", default=8, min=1, max=12, description="Decimals written per value")
+    order_reading: EnumProperty(name="Rotation Order", items=ORDER_ITEMS, default="listed")
+    translation: EnumProperty(name="Frame Translation", items=TRANSLATION_ITEMS, default="parent")
+
+    def save_options(self) -> dict:
+        return {**super().save_options(), "order_reading": self.order_reading, "translation": self.translation}
+
+
+FORMATS = [(IMPORT_ANIM_OT_mocap_htr, EXPORT_ANIM_OT_mocap_htr)]
