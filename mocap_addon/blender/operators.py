@@ -43,6 +43,7 @@ class MocapImportBase(ImportHelper):
     """Options and the import loop every format shares; subclasses name the format."""
 
     format_label: ClassVar[str] = ""
+    bl_idname: ClassVar[str]
 
     files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
     directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
@@ -134,6 +135,7 @@ class MocapExportBase(ExportHelper):
     """Options and the export every format shares; subclasses name the format."""
 
     format_label: ClassVar[str] = ""
+    bl_idname: ClassVar[str]
 
     scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6,
                          description="Multiply every length by this before dividing by the unit")
@@ -211,7 +213,7 @@ class EXPORT_ANIM_OT_mocap_bvh(bpy.types.Operator, MocapExportBase):
     filter_glob: StringProperty(default="*.bvh", options={"HIDDEN"})
 
 
-def file_handler(importer: type, exporter: type) -> type:
+def file_handler(importer: type[MocapImportBase], exporter: type[MocapExportBase]) -> type:
     """A FileHandler so files of ``importer``'s extension dropped on the 3D viewport import."""
     extension = importer.filename_ext.lstrip(".")
 
