@@ -1,6 +1,7 @@
 """Benchmark the core on generated 31-joint BVH files: parse, forward kinematics, write.
 
-Each figure stands beside numpy's own text routines on the same MOTION text in
+A second table gives the other formats' parse and write speed on the same
+clips.  Each BVH figure stands beside numpy's own text routines on the same MOTION text in
 the same run (``np.loadtxt`` for parsing, ``np.savetxt`` for writing), so the
 ratios hold across machines.  Best of ``--repeat`` runs.  Not a test.
 
@@ -61,6 +62,9 @@ def generated_clip(frames: int) -> Clip:
     return Clip(skeleton, motion, 1.0 / 120.0)
 
 
+OTHER_FORMATS = (".htr",)
+
+
 def best(repeat: int, work: Callable[[], object]) -> float:
     times = []
     for _ in range(repeat):
@@ -97,6 +101,16 @@ def main() -> None:
             print(f"| {frames} | {size:.1f} | {size / parse:.0f} | {motion_mb / loadtxt:.0f} "
                   f"| {loadtxt / parse * size / motion_mb:.2f} | {frames / fk:,.0f} | {size / write:.0f} "
                   f"| {motion_mb / savetxt:.0f} | {savetxt / rows:.2f} |", flush=True)
+        print("\n| format | frames | file MB | parse MB/s | write MB/s |\n|---|---:|---:|---:|---:|")
+        for frames in args.frames:
+            clip = generated_clip(frames)
+            for extension in OTHER_FORMATS:
+                path = Path(folder) / f"bench_{frames}{extension}"
+                write = best(args.repeat, lambda: save(clip, path))
+                size = path.stat().st_size / 1e6
+                parse = best(args.repeat, lambda: load(path))
+                print(f"| {extension[1:].upper()} | {frames} | {size:.1f} | {size / parse:.0f} | {size / write:.0f} |",
+                      flush=True)
 
 
 if __name__ == "__main__":
