@@ -275,15 +275,18 @@ def bvh_layout(clip: Clip, default_order: str = "ZXY") -> list[tuple[str, ...]]:
     """Channel layouts BVH can hold for ``clip``: its own where possible.
 
     Scale and length channels have no BVH counterpart: ``l`` becomes position
-    channels, ``s`` is dropped (its values must be 1).  A joint that rotates
-    after rest rotations are baked but has no rotation channels gets three.
+    channels, ``s`` is dropped (its values must be 1).  A joint with a rest
+    rotation and fewer than three rotation channels gets the missing axes.
     """
     skeleton = clip.skeleton
-    turned = skeleton.translation_in_rest_frame & ~np.all(
-        np.abs(skeleton.rest_rotations - np.eye(3)) <= 1e-12, axis=(1, 2))
+    rested = ~np.all(np.abs(skeleton.rest_rotations - np.eye(3)) <= 1e-12, axis=(1, 2))
+    turned = skeleton.translation_in_rest_frame & rested
     layouts = []
     for joint, layout in enumerate(skeleton.channels):
         kept = [c for c in layout if c in TRANSLATION_CHANNELS + ROTATION_CHANNELS]
+        if rested[joint] and len([c for c in kept if c in ROTATION_CHANNELS]) < 3:
+            # A rest rotation baked into the frame rotation needs all three axes.
+            kept += [c for c in ROTATION_CHANNELS if c not in kept]
         moves = [n for n, c in enumerate(layout) if c in TRANSLATION_CHANNELS or c == "l"]
         if moves and ("l" in layout or turned[joint]):
             # The translation no longer lies along the file's own axes: keep all three.
