@@ -165,3 +165,17 @@ def test_round_trips_keep_the_rotation(angles, order):
 def test_bad_orders_are_refused(bad):
     with pytest.raises(ValueError):
         r.check_order(bad)
+
+
+@pytest.mark.parametrize("order", ["XY", "ZX", "Y", "YZ"])
+def test_partial_orders_keep_the_dropped_axes_at_zero(order):
+    # A two-channel joint past 90° on its second axis: the three-axis decomposition lands in the
+    # family with the dropped angle at 180°; the partial reading must pick the other family.
+    rng = np.random.default_rng(5)
+    angles = np.cumsum(rng.uniform(-0.2, 0.2, (200, len(order))), axis=0) + np.radians(123.0)
+    matrices = r.euler_to_matrix(angles, order)
+    full = order + "".join(a for a in "XYZ" if a not in order)
+    kept = r.partial_euler(r.matrix_to_euler(matrices, full), len(order))
+    np.testing.assert_allclose(kept[:, len(order):], 0.0, atol=1e-9)
+    np.testing.assert_allclose(r.euler_to_matrix(kept[:, : len(order)], order), matrices, atol=1e-9)
+    assert np.abs(np.diff(kept, axis=0)).max() < 0.5

@@ -244,7 +244,11 @@ def encode_motion(skeleton: Skeleton, frame_rotations: FloatArray,
             full = order + "".join(a for a in "XYZ" if a not in order)
             angles = rotations.matrix_to_euler(frame_rotations[:, joint], full)
             start = None if reference is None else np.radians(reference[joint])
-            angles = np.degrees(rotations.euler_continuity(angles, start))
+            if len(order) == 3:
+                angles = rotations.euler_continuity(angles, start)
+            else:
+                angles = rotations.partial_euler(angles, len(order), start)
+            angles = np.degrees(angles)
         for n, channel in enumerate(layout):
             column = int(starts[joint]) + n
             if channel in ROTATION_CHANNELS:

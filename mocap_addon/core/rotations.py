@@ -245,3 +245,21 @@ def euler_continuity(angles: ArrayLike, reference: ArrayLike | None = None) -> F
     chosen = np.where(parity[..., None], flipped, e)
     chosen[0] = start[0] + _wrap(chosen[0] - start[0])
     return np.unwrap(chosen, axis=0)
+
+
+def partial_euler(angles: ArrayLike, kept: int, reference: ArrayLike | None = None) -> FloatArray:
+    """Three-axis angles ``(F, 3)`` for a joint that only has its first ``kept`` axes.
+
+    Of the two families, each frame takes the one whose dropped angles are
+    nearest zero (the other would need them at ±180°); then 360° wraps make the
+    kept angles continuous, starting nearest ``reference`` when given.
+    """
+    e = np.asarray(angles, dtype=np.float64)
+    flipped = np.stack([e[..., 0] + np.pi, np.pi - e[..., 1], e[..., 2] + np.pi], axis=-1)
+    dropped = np.abs(_wrap(e[..., kept:])).sum(axis=-1)
+    dropped_flipped = np.abs(_wrap(flipped[..., kept:])).sum(axis=-1)
+    chosen = _wrap(np.where((dropped_flipped < dropped)[..., None], flipped, e))
+    if chosen.shape[0] and reference is not None:
+        start = np.asarray(reference, dtype=np.float64)
+        chosen[0] = start + _wrap(chosen[0] - start)
+    return np.unwrap(chosen, axis=0) if chosen.shape[0] else chosen
