@@ -151,6 +151,8 @@ def test_small_pair_by_hand(tmp_path):
     asf = parse_asf(ASF.encode(), "t.asf")
     values, first, degrees, notes = parse_amc(AMC.encode(), asf, "t.amc")
     assert first == 1 and degrees and notes == []
+    # ASF bone order (upper: rx rz, lower: ry), whatever order the frame lists them in.
+    np.testing.assert_array_equal(values[:, 6:], [[0, 90, 0], [0, 0, 90]])
     (tmp_path / "t.asf").write_text(ASF)
     (tmp_path / "t.amc").write_text(AMC)
     clip = read_amc(tmp_path / "t.amc")
