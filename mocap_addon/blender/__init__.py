@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import bpy
 
-from . import operators, operators_htr
+from . import operators, operators_acclaim, operators_htr
 
 # (import operator, export operator) per format; each gets menu entries and a FileHandler.
-FORMATS = operators.FORMATS + operators_htr.FORMATS
+FORMATS = operators.FORMATS + operators_htr.FORMATS + operators_acclaim.FORMATS
 CLASSES = tuple(c for pair in FORMATS for c in (*pair, operators.file_handler(*pair)))
 _register_classes, _unregister_classes = bpy.utils.register_classes_factory(CLASSES)
 _registered = False

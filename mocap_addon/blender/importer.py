@@ -15,7 +15,7 @@ from ..core.model import SCALE_CHANNEL, TRANSLATION_CHANNELS, rotation_order
 from ..core.timing import resample
 from .animation import write_action
 from .armature import build_armature, rest_matrices
-from .rig_math import BoneFrames, build_rest_rig, joint_basis
+from .rig_math import BoneFrames, RestRig, build_rest_rig, joint_basis
 from .storage import PROPERTY, skeleton_to_json
 
 # Length of one file unit in metres, per unit preset ('AUTO' asks the file).
@@ -49,6 +49,8 @@ class ImportResult:
     frames: int
     fps: float
     seconds: float
+    rig: RestRig
+    scale: float
 
     def summary(self) -> str:
         return (f"{self.obj.name}: {self.joints} joints, {self.frames} frames at {self.fps:g} fps "
@@ -106,8 +108,9 @@ def import_clip(context: bpy.types.Context, clip: Clip, name: str, settings: Imp
         frames = settings.frame_start + np.arange(clip.frame_count, dtype=np.float64)
         moves = [any(c in TRANSLATION_CHANNELS or c == "l" for c in layout) for layout in skeleton.channels]
         orders = [rotation_order(layout) for layout in skeleton.channels]
-        action = write_action(obj, name, skeleton.names, frames, settings.rotation_mode, orders, moves, poses())
-        action["mocap_frame_time"] = clip.frame_time
+        if clip.frame_count:
+            action = write_action(obj, name, skeleton.names, frames, settings.rotation_mode, orders, moves, poses())
+            action["mocap_frame_time"] = clip.frame_time
         if settings.fps_mode == "SCENE_FPS":
             fps = max(round(file_fps), 1)
             scene.render.fps, scene.render.fps_base = fps, fps / file_fps
@@ -116,4 +119,4 @@ def import_clip(context: bpy.types.Context, clip: Clip, name: str, settings: Imp
             scene.frame_end = settings.frame_start + clip.frame_count - 1
         progress(1.0)
     return ImportResult(obj, skeleton.joint_count, clip.frame_count, 1.0 / clip.frame_time,
-                        time.perf_counter() - started)
+                        time.perf_counter() - started, rig, scale)

@@ -5,12 +5,16 @@ from __future__ import annotations
 import os
 import time
 from functools import partial
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper, axis_conversion
+
+if TYPE_CHECKING:
+    from ..core import Clip
+    from .importer import ImportResult
 
 AXES = [(a, a, "") for a in ("X", "Y", "Z", "-X", "-Y", "-Z")]
 UNIT_ITEMS = [
@@ -87,6 +91,10 @@ class MocapImportBase(ImportHelper):
     def extra_options(self) -> tuple[str, ...]:
         return ()
 
+    def after_import(self, clip: Clip, result: ImportResult) -> list[str]:
+        """Format-specific finishing touches on the new armature; returns warnings."""
+        return []
+
     def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
         if self.directory and self.files and hasattr(self, "invoke_popup"):
             return self.invoke_popup(context)  # dropped on the viewport
@@ -117,6 +125,8 @@ class MocapImportBase(ImportHelper):
                     self.report({"ERROR"}, f"{self.format_label} import failed: {error}")
                     continue
                 imported.append(result.obj)
+                for warning in self.after_import(clip, result):
+                    self.report({"WARNING"}, f"{os.path.basename(path)}: {warning}")
                 for warning in clip.metadata.get("warnings", []):
                     self.report({"WARNING"}, f"{os.path.basename(path)}: {warning}")
                 self.report({"INFO"}, f"Imported {result.summary()}")
