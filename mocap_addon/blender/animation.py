@@ -9,7 +9,6 @@ import numpy as np
 
 from ..core import rotations
 from .compat import LINEAR, Channels
-from .rig_math import BasisPose
 
 ROTATION_MODES = ("QUATERNION", "EULER")
 
@@ -90,45 +89,41 @@ def _sample(fcurve: bpy.types.FCurve, frames: np.ndarray) -> np.ndarray:
     interpolation = np.empty(count, dtype=np.int32)
     keys.foreach_get("interpolation", interpolation)
     plain = len(fcurve.modifiers) == 0 and fcurve.extrapolation == "CONSTANT"
-    exact = np.isin(frames, x)
-    if plain and (exact.all() or np.all(interpolation[:-1] == LINEAR)):
+    if plain and (np.array_equal(frames, x) or np.all(interpolation[:-1] == LINEAR)):
         return np.interp(frames, x, y)
     return np.array([fcurve.evaluate(float(f)) for f in frames])
 
 
-def read_basis(obj: bpy.types.Object, action: bpy.types.Action, names: list[str],
-               frames: np.ndarray) -> BasisPose:
-    """Bone ``matrix_basis`` parts at ``frames`` from the action's F-curves (no frame_set)."""
-    curves = {(fc.data_path, fc.array_index): fc for fc in Channels(action, obj, create=False).all()}
+def curves_by_path(obj: bpy.types.Object, action: bpy.types.Action) -> dict[tuple[str, int], bpy.types.FCurve]:
+    """The F-curves ``obj`` reads from ``action``, by (data path, index)."""
+    return {(fc.data_path, fc.array_index): fc for fc in Channels(action, obj, create=False).all()}
+
+
+def read_bone(pose_bone: bpy.types.PoseBone, curves: dict[tuple[str, int], bpy.types.FCurve],
+              frames: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One bone's ``matrix_basis`` rotation ``(F, 3, 3)``, location ``(F, 3)`` and uniform scale ``(F,)``
+    at ``frames``, from its F-curves (its current value where a channel has none)."""
+    name = pose_bone.name
     count = len(frames)
 
-    def channel(name: str, prop: str, size: int, current: object) -> np.ndarray:
+    def channel(prop: str, size: int, current: object) -> np.ndarray:
         path = _bone_path(name, prop)
         fallback = np.array(current, dtype=np.float64)
-        columns = [_sample(curves[(path, i)], frames) if (path, i) in curves else np.full(count, fallback[i])
-                   for i in range(size)]
-        return np.stack(columns, axis=-1) if columns else np.zeros((count, 0))
+        return np.stack([_sample(curves[(path, i)], frames) if (path, i) in curves else np.full(count, fallback[i])
+                         for i in range(size)], axis=-1)
 
-    rotations_out = np.empty((count, len(names), 3, 3))
-    locations = np.empty((count, len(names), 3))
-    scales = np.empty((count, len(names)))
-    for joint, name in enumerate(names):
-        pose_bone = obj.pose.bones[name]
-        mode = pose_bone.rotation_mode
-        if mode == "QUATERNION":
-            rotations_out[:, joint] = rotations.quaternion_to_matrix(
-                channel(name, "rotation_quaternion", 4, pose_bone.rotation_quaternion))
-        elif mode == "AXIS_ANGLE":
-            axis_angle = channel(name, "rotation_axis_angle", 4, pose_bone.rotation_axis_angle)
-            half = 0.5 * axis_angle[:, 0]
-            axis = axis_angle[:, 1:] / np.maximum(np.linalg.norm(axis_angle[:, 1:], axis=1, keepdims=True), 1e-12)
-            rotations_out[:, joint] = rotations.quaternion_to_matrix(
-                np.concatenate([np.cos(half)[:, None], np.sin(half)[:, None] * axis], axis=1))
-        else:
-            ours = mode[::-1]
-            by_axis = channel(name, "rotation_euler", 3, pose_bone.rotation_euler)
-            rotations_out[:, joint] = rotations.euler_to_matrix(by_axis[:, ["XYZ".index(a) for a in ours]], ours)
-        locations[:, joint] = channel(name, "location", 3, pose_bone.location)
-        scale = channel(name, "scale", 3, pose_bone.scale)
-        scales[:, joint] = np.cbrt(np.prod(scale, axis=1))
-    return BasisPose(rotations_out, locations, scales)
+    mode = pose_bone.rotation_mode
+    if mode == "QUATERNION":
+        matrices = rotations.quaternion_to_matrix(channel("rotation_quaternion", 4, pose_bone.rotation_quaternion))
+    elif mode == "AXIS_ANGLE":
+        axis_angle = channel("rotation_axis_angle", 4, pose_bone.rotation_axis_angle)
+        half = 0.5 * axis_angle[:, 0]
+        axis = axis_angle[:, 1:] / np.maximum(np.linalg.norm(axis_angle[:, 1:], axis=1, keepdims=True), 1e-12)
+        matrices = rotations.quaternion_to_matrix(
+            np.concatenate([np.cos(half)[:, None], np.sin(half)[:, None] * axis], axis=1))
+    else:
+        ours = mode[::-1]
+        by_axis = channel("rotation_euler", 3, pose_bone.rotation_euler)
+        matrices = rotations.euler_to_matrix(by_axis[:, ["XYZ".index(a) for a in ours]], ours)
+    scale = np.cbrt(np.prod(channel("scale", 3, pose_bone.scale), axis=1))
+    return matrices, channel("location", 3, pose_bone.location), scale

@@ -9,11 +9,11 @@ import numpy as np
 
 from ..core import Clip, Skeleton
 from ..core.kinematics import rest_pose
-from ..core.model import encode_motion
-from .animation import read_basis
+from ..core.model import encode_joint
+from .animation import curves_by_path, read_bone
 from .armature import rest_matrices
 from .importer import UNIT_PRESETS, scene_fps
-from .rig_math import RestRig, basis_to_local
+from .rig_math import BoneFrames, RestRig, bone_to_joint
 from .storage import PROPERTY, skeleton_from_json
 
 
@@ -84,24 +84,28 @@ def export_clip(obj: bpy.types.Object, settings: ExportSettings) -> Clip:
     orientations, heads = rest_matrices(obj, skeleton.names)
     rest_rotations, _ = rest_pose(skeleton)
     rig = RestRig(heads, heads, orientations, settings.conversion @ rest_rotations)
-    basis = read_basis(obj, action, skeleton.names, frames)
-    rotation, translation, local_scales = basis_to_local(basis, skeleton.parents, rig, settings.conversion, scale)
-    frame_rotations, channel_translations = _channel_values(skeleton, rotation, translation)
+    bone_frames = BoneFrames.of(skeleton.parents, rig, settings.conversion)
+    curves = curves_by_path(obj, action)
+    starts = skeleton.channel_starts()
+    motion = np.zeros((len(frames), int(starts[-1])))
+    for joint, name in enumerate(skeleton.names):
+        rotation, location, local_scale = read_bone(obj.pose.bones[name], curves, frames)
+        local_rotation, local_translation = bone_to_joint(bone_frames, joint, rotation, location, scale)
+        frame_rotation, channel_translation = _channel_values(skeleton, joint, local_rotation, local_translation)
+        motion[:, starts[joint]: starts[joint + 1]] = encode_joint(
+            skeleton.channels[joint], frame_rotation, channel_translation, local_scale,
+            skeleton.length_directions[joint])
     frame_time = float(action.get("mocap_frame_time", record.get("frame_time", 1.0 / scene_fps(bpy.context.scene))))
-    motion = encode_motion(skeleton, frame_rotations, channel_translations, local_scales)
     metadata = dict(record.get("metadata", {}))
     metadata["warnings"] = []
     return Clip(skeleton, motion, frame_time, start_frame=int(record.get("start_frame", 1)),
                 unit_in_metres=record.get("unit_in_metres"), up_axis=record.get("up_axis", "Y"), metadata=metadata)
 
 
-def _channel_values(skeleton: Skeleton, rotation: np.ndarray,
+def _channel_values(skeleton: Skeleton, joint: int, rotation: np.ndarray,
                     translation: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Frame rotations and channel translations from local transforms (the reverse of the model)."""
-    rest = skeleton.rest_rotations
-    frame_rotations = np.swapaxes(rest, -1, -2)[None] @ rotation
-    base = np.where(skeleton.position_replaces_offset[:, None], 0.0, skeleton.offsets)
-    moved = translation - base[None]
-    in_rest = (np.swapaxes(rest, -1, -2)[None] @ moved[..., None])[..., 0]
-    channels = np.where(skeleton.translation_in_rest_frame[None, :, None], in_rest, moved)
-    return frame_rotations, channels
+    """A joint's frame rotations and channel translations from its local transform (the model reversed)."""
+    rest = skeleton.rest_rotations[joint]
+    base = 0.0 if skeleton.position_replaces_offset[joint] else skeleton.offsets[joint]
+    moved = translation - base
+    return rest.T @ rotation, (moved @ rest if skeleton.translation_in_rest_frame[joint] else moved)

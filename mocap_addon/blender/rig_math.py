@@ -58,15 +58,6 @@ def build_rest_rig(skeleton: Skeleton, conversion: FloatArray, scale: float,
 
 
 @dataclass
-class BasisPose:
-    """Per-frame ``matrix_basis`` parts for every bone: rotations (F, J, 3, 3), locations (F, J, 3), scales (F, J)."""
-
-    rotations: FloatArray
-    locations: FloatArray
-    scales: FloatArray
-
-
-@dataclass
 class BoneFrames:
     """Constant matrices linking a joint's local transform to its bone's ``matrix_basis``.
 
@@ -103,10 +94,6 @@ class BoneFrames:
         return cls(to_bone, from_parent, np.linalg.inv(rest), offset)
 
 
-def _joint_major(array: FloatArray) -> FloatArray:
-    return np.ascontiguousarray(np.moveaxis(array, 1, 0))
-
-
 def joint_basis(clip: Clip, frames: BoneFrames, joint: int, scale: float) -> tuple[FloatArray, FloatArray]:
     """One bone's ``matrix_basis`` rotation ``(F, 3, 3)`` and location ``(F, 3)`` for every frame.
 
@@ -118,13 +105,11 @@ def joint_basis(clip: Clip, frames: BoneFrames, joint: int, scale: float) -> tup
     return left @ rotation @ frames.to_bone[joint], moved @ frames.rest_inverse[joint].T
 
 
-def basis_to_local(basis: BasisPose, parents: list[int], rig: RestRig, conversion: FloatArray,
-                   scale: float) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Inverse of :func:`joint_basis` for all bones: local rotations, translations and scales per frame."""
-    frames = BoneFrames.of(parents, rig, conversion)
-    left = np.linalg.inv(frames.rest_inverse @ frames.from_parent)[:, None]
-    rotation = left @ _joint_major(basis.rotations) @ np.linalg.inv(frames.to_bone)[:, None]
-    rest = np.linalg.inv(frames.rest_inverse)
-    offset = (rest[:, None] @ _joint_major(basis.locations)[..., None])[..., 0] + frames.rest_offset[:, None]
-    translation = (np.linalg.inv(frames.from_parent)[:, None] @ offset[..., None])[..., 0] / scale
-    return np.moveaxis(rotation, 0, 1), np.moveaxis(translation, 0, 1), basis.scales
+def bone_to_joint(frames: BoneFrames, joint: int, rotation: FloatArray, location: FloatArray,
+                  scale: float) -> tuple[FloatArray, FloatArray]:
+    """Inverse of :func:`joint_basis`: a joint's local rotation ``(F, 3, 3)`` and translation ``(F, 3)``
+    (file axes and units) from its bone's ``matrix_basis`` rotation and location."""
+    left = np.linalg.inv(frames.rest_inverse[joint] @ frames.from_parent[joint])
+    local_rotation = left @ rotation @ np.linalg.inv(frames.to_bone[joint])
+    offset = location @ np.linalg.inv(frames.rest_inverse[joint]).T + frames.rest_offset[joint]
+    return local_rotation, offset @ np.linalg.inv(frames.from_parent[joint]).T / scale

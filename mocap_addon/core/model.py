@@ -228,36 +228,49 @@ def encode_motion(skeleton: Skeleton, frame_rotations: FloatArray,
                   reference: FloatArray | None = None) -> FloatArray:
     """Channel values for ``skeleton``'s layout from frame rotations ``(F, J, 3, 3)``.
 
-    ``translations`` ``(F, J, 3)`` fill ``tx ty tz`` (an ``l`` channel takes the
-    component along the joint's length direction); ``scales`` ``(F, J)`` fill ``s``.
-    Angles are made continuous over time, starting nearest ``reference`` (degrees,
-    ``(J, 3)`` in each joint's order) when given.  Joints with fewer than three
-    rotation channels keep the angles about their own axes; a rotation about a
-    missing axis is lost.
+    ``translations`` ``(F, J, 3)`` fill ``tx ty tz``, ``scales`` ``(F, J)`` fill
+    ``s``; ``reference`` ``(J, 3)`` (degrees) is where each joint's angles start.
+    See :func:`encode_joint`.
     """
-    frames = frame_rotations.shape[0]
     starts = skeleton.channel_starts()
-    motion = np.zeros((frames, int(starts[-1])))
+    motion = np.zeros((frame_rotations.shape[0], int(starts[-1])))
     for joint, layout in enumerate(skeleton.channels):
-        order = rotation_order(layout)
-        if order:
-            full = order + "".join(a for a in "XYZ" if a not in order)
-            angles = rotations.matrix_to_euler(frame_rotations[:, joint], full)
-            start = None if reference is None else np.radians(reference[joint])
-            if len(order) == 3:
-                angles = rotations.euler_continuity(angles, start)
-            else:
-                angles = rotations.partial_euler(angles, len(order), start)
-            angles = np.degrees(angles)
-        for n, channel in enumerate(layout):
-            column = int(starts[joint]) + n
-            if channel in ROTATION_CHANNELS:
-                motion[:, column] = angles[:, order.index(channel[1].upper())]
-            elif channel in TRANSLATION_CHANNELS and translations is not None:
-                motion[:, column] = translations[:, joint, TRANSLATION_CHANNELS.index(channel)]
-            elif channel == LENGTH_CHANNEL and translations is not None:
-                direction = skeleton.length_directions[joint]
-                motion[:, column] = translations[:, joint] @ direction / max(float(direction @ direction), 1e-300)
-            elif channel == SCALE_CHANNEL:
-                motion[:, column] = 1.0 if scales is None else scales[:, joint]
+        motion[:, starts[joint]: starts[joint + 1]] = encode_joint(
+            layout, frame_rotations[:, joint], None if translations is None else translations[:, joint],
+            None if scales is None else scales[:, joint], skeleton.length_directions[joint],
+            None if reference is None else reference[joint])
     return motion
+
+
+def encode_joint(layout: tuple[str, ...], frame_rotations: FloatArray, translations: FloatArray | None = None,
+                 scales: FloatArray | None = None, length_direction: FloatArray | None = None,
+                 reference: FloatArray | None = None) -> FloatArray:
+    """One joint's channel values ``(F, len(layout))`` from its frame rotations ``(F, 3, 3)``.
+
+    Translations ``(F, 3)`` fill ``tx ty tz`` (an ``l`` channel takes the
+    component along ``length_direction``); scales ``(F,)`` fill ``s``.  Angles
+    are made continuous over time, starting nearest ``reference`` (degrees, in
+    the joint's order) when given.  With fewer than three rotation channels the
+    dropped axes are kept at zero; a rotation about them is lost.
+    """
+    out = np.zeros((frame_rotations.shape[0], len(layout)))
+    order = rotation_order(layout)
+    if order:
+        full = order + "".join(a for a in "XYZ" if a not in order)
+        angles = rotations.matrix_to_euler(frame_rotations, full)
+        start = None if reference is None else np.radians(reference)
+        if len(order) == 3:
+            angles = rotations.euler_continuity(angles, start)
+        else:
+            angles = rotations.partial_euler(angles, len(order), start)
+        angles = np.degrees(angles)
+    for column, channel in enumerate(layout):
+        if channel in ROTATION_CHANNELS:
+            out[:, column] = angles[:, order.index(channel[1].upper())]
+        elif channel in TRANSLATION_CHANNELS and translations is not None:
+            out[:, column] = translations[:, TRANSLATION_CHANNELS.index(channel)]
+        elif channel == LENGTH_CHANNEL and translations is not None and length_direction is not None:
+            out[:, column] = translations @ length_direction / max(float(length_direction @ length_direction), 1e-300)
+        elif channel == SCALE_CHANNEL:
+            out[:, column] = 1.0 if scales is None else scales
+    return out
