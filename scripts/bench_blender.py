@@ -50,8 +50,8 @@ def run_import():
 if action == "prepare":
     run_import()
     bpy.ops.wm.save_as_mainfile(filepath=target)
-    print("RESULT", json.dumps({"seconds": 0.0, "growth": 0}))
-    sys.exit(0)
+    print("RESULT", json.dumps({"seconds": 0.0, "growth": 0}), flush=True)
+    os._exit(0)
 if action == "export":
     bpy.ops.wm.open_mainfile(filepath=source)
     obj = next(o for o in bpy.context.scene.objects if o.type == "ARMATURE")
@@ -78,7 +78,8 @@ call()
 seconds = time.perf_counter() - start
 done.set(); watcher.join()
 peak[0] = max(peak[0], resident())
-print("RESULT", json.dumps({"seconds": seconds, "growth": peak[0] - before}))
+print("RESULT", json.dumps({"seconds": seconds, "growth": peak[0] - before}), flush=True)
+os._exit(0)  # the bpy 4.5 wheel can hang tearing down at interpreter exit
 """
 
 

@@ -62,7 +62,7 @@ def generated_clip(frames: int) -> Clip:
     return Clip(skeleton, motion, 1.0 / 120.0)
 
 
-OTHER_FORMATS = (".htr",)
+OTHER_FORMATS = (".htr", ".amc")
 
 
 def best(repeat: int, work: Callable[[], object]) -> float:

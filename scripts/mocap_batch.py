@@ -110,7 +110,8 @@ def main() -> int:
 
 if __name__ == "__main__":
     code = main()
-    if "bpy" in sys.modules and sys.modules["bpy"].app.background and "--" in sys.argv:
-        sys.stdout.flush()
-        os._exit(code)  # inside the blender binary, sys.exit would not set its exit code
-    sys.exit(code)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Leave at once: inside the blender binary sys.exit would not set the exit code, and the
+    # bpy 4.5 wheel can hang while tearing itself down at interpreter exit.
+    os._exit(code)

@@ -14,7 +14,7 @@ from tests.conftest import REPO, SAMPLES
 pytestmark = pytest.mark.blender
 
 INSTALL_AND_IMPORT = """
-import sys, bpy
+import os, sys, bpy
 bpy.ops.wm.read_homefile(use_empty=True)
 result = bpy.ops.extensions.package_install_files(filepath=sys.argv[1], repo="user_default",
                                                   enable_on_install=True)
@@ -22,7 +22,8 @@ assert result == {"FINISHED"}, result
 assert "bl_ext.user_default.mocap_io.mocap_addon.blender.operators" in sys.modules
 bpy.ops.import_anim.mocap_bvh(filepath=sys.argv[2])
 obj = bpy.context.object
-print("IMPORTED", obj.name, len(obj.data.bones), obj.animation_data.action.frame_range[1])
+print("IMPORTED", obj.name, len(obj.data.bones), obj.animation_data.action.frame_range[1], flush=True)
+os._exit(0)  # the bpy 4.5 wheel can hang tearing down at interpreter exit
 """
 
 

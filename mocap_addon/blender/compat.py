@@ -37,6 +37,8 @@ class Channels:
         self.action = action
         self.bag = None
         if not is_slotted(action):
+            if create:
+                assign_action(obj, action)
             return
         animation = obj.animation_data
         slot = animation.action_slot if animation and animation.action == action else None

@@ -682,8 +682,6 @@ def format_asf(plan: _Plan, name: str, precision: int = 10) -> str:
 
 def format_amc(plan: _Plan, asf_name: str, precision: int = 6) -> str:
     """AMC text: every frame lists every bone with dofs, in skeleton order, in one formatting call."""
-    from .textio import format_rows
-
     clip = plan.clip
     skeleton = clip.skeleton
     unit = 0.0254 / clip.unit_in_metres if clip.unit_in_metres else 1.0
@@ -696,18 +694,11 @@ def format_amc(plan: _Plan, asf_name: str, precision: int = 6) -> str:
         dof = file_layout(list(layout))
         columns += [int(starts[joint]) + layout.index(token) for token in dof]
         scales += [1.0 if token in ROTATION_CHANNELS else 1.0 / factor for token in dof]
-        row.append(("root" if joint == 0 else skeleton.names[joint]) + " %s" * len(dof))
+        row.append(("root" if joint == 0 else skeleton.names[joint]) + f" %.{precision}f" * len(dof))
     header = f"#!OML:ASF {asf_name}\n# written by Mocap I/O\n:FULLY-SPECIFIED\n:DEGREES\n"
-    if clip.frame_count == 0:
-        return header
-    values = clip.motion[:, columns] * np.array(scales)
-    text_values = format_rows(values, precision).split("\n")[:-1]
     numbers = np.arange(clip.start_frame, clip.start_frame + clip.frame_count)
-    template = "\n".join(row) + "\n"
-    parts = []
-    for number, line in zip(numbers, text_values):
-        parts.append(template % (number, *line.split(" ")) if values.shape[1] else f"{number}\n")
-    return header + "".join(parts)
+    table = np.column_stack([numbers, np.round(clip.motion[:, columns] * np.array(scales), precision) + 0.0])
+    return header + ("\n".join(row) + "\n") * clip.frame_count % tuple(table.ravel().tolist())
 
 
 def write_amc(clip: Clip, path: str | os.PathLike[str], *, precision: int = 6) -> None:
