@@ -26,3 +26,10 @@ def ids(bpy) -> dict[str, set[str]]:
     """Names of every ID in the data collections an import could touch."""
     return {attr: {block.name for block in getattr(bpy.data, attr)}
             for attr in ("objects", "armatures", "actions", "collections", "meshes", "materials")}
+
+
+def blender_axes(points: np.ndarray) -> np.ndarray:
+    """Points in file axes (Y up, Z forward) turned into Blender's, as the importers do by default."""
+    from bpy_extras.io_utils import axis_conversion
+
+    return points @ np.array(axis_conversion(from_forward="-Z", from_up="Y")).T

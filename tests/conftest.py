@@ -12,6 +12,20 @@ CORPUS = REPO.parent / "shared" / "corpus"
 SAMPLES = REPO / "samples"
 
 
+def expect_format_error(parse, text: str, path: str, line: int, words: str):
+    """Assert ``parse(bytes, path)`` raises MocapFormatError at ``line`` with ``words`` in its message."""
+    from mocap_addon.core import MocapFormatError
+
+    with pytest.raises(MocapFormatError) as caught:
+        parse(text.encode(), path)
+    error = caught.value
+    assert isinstance(error, ValueError) and error.path == path
+    assert error.line == line, str(error)
+    assert words in str(error)
+    assert str(error).startswith(f"{path}:{line}")
+    return error
+
+
 def corpus_files(folder: str, *patterns: str) -> list[Path]:
     """Real files from ``../shared/corpus/<folder>`` (empty when the corpus is absent)."""
     base = CORPUS / folder
@@ -47,6 +61,16 @@ def blender():
     bpy.ops.wm.read_homefile(use_empty=True)
     yield bpy
     bpy.ops.wm.read_homefile(use_empty=True)
+
+
+@pytest.fixture
+def addon(blender):
+    """``bpy`` with this add-on registered (and unregistered afterwards)."""
+    import mocap_addon
+
+    mocap_addon.register()
+    yield blender
+    mocap_addon.unregister()
 
 
 def pytest_report_header(config):

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from mocap_addon.core import Clip, MocapFormatError, Skeleton, load, save, world_positions
 from mocap_addon.core.acclaim import find_skeleton, parse_amc, parse_asf, read_amc, read_asf
 from mocap_addon.core.kinematics import end_site_positions, rest_pose
-from tests.conftest import BVH_CORPUS, CORPUS, corpus_params
+from tests.conftest import BVH_CORPUS, CORPUS, corpus_params, expect_format_error
 
 ACCLAIM = CORPUS / "asf_amc"
 needs_corpus = pytest.mark.skipif(not ACCLAIM.is_dir(), reason="../shared/corpus is absent")
@@ -214,20 +214,13 @@ AMC_MALFORMED = [
 
 @pytest.mark.parametrize(("text", "line", "words"), [pytest.param(t, n, w, id=i) for i, t, n, w in ASF_MALFORMED])
 def test_malformed_asf(text, line, words):
-    with pytest.raises(MocapFormatError) as caught:
-        parse_asf(text.encode(), "bad.asf")
-    assert caught.value.line == line, str(caught.value)
-    assert words in str(caught.value)
+    expect_format_error(parse_asf, text, "bad.asf", line, words)
 
 
 @pytest.mark.parametrize(("text", "line", "words"), [pytest.param(t, n, w, id=i) for i, t, n, w in AMC_MALFORMED])
 def test_malformed_amc(text, line, words):
     asf = parse_asf(ASF.encode(), "t.asf")
-    with pytest.raises(MocapFormatError) as caught:
-        parse_amc(text.encode(), asf, "bad.amc")
-    assert caught.value.line == line, str(caught.value)
-    assert words in str(caught.value)
-    assert str(caught.value).startswith(f"bad.amc:{line}")
+    expect_format_error(lambda data, path: parse_amc(data, asf, path), text, "bad.amc", line, words)
 
 
 def test_malformed_case_count():

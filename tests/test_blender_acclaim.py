@@ -8,26 +8,11 @@ import numpy as np
 import pytest
 
 from mocap_addon.core import load, world_positions
-from tests.blender_helpers import extent, pose_heads
+from tests.blender_helpers import blender_axes, extent, pose_heads
 from tests.conftest import CORPUS, corpus_params
 
 pytestmark = pytest.mark.blender
 ACCLAIM = CORPUS / "asf_amc"
-
-
-@pytest.fixture
-def addon(blender):
-    import mocap_addon
-
-    mocap_addon.register()
-    yield blender
-    mocap_addon.unregister()
-
-
-def blender_axes(points: np.ndarray) -> np.ndarray:
-    from bpy_extras.io_utils import axis_conversion
-
-    return points @ np.array(axis_conversion(from_forward="-Z", from_up="Y")).T
 
 
 @pytest.mark.parametrize("path", corpus_params("asf_amc", "*.amc", "*.AMC"))

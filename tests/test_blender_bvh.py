@@ -6,31 +6,16 @@ import numpy as np
 import pytest
 
 from mocap_addon.core import load, world_positions
-from tests.blender_helpers import extent, ids, pose_heads
+from tests.blender_helpers import blender_axes, extent, ids, pose_heads
 from tests.conftest import SAMPLES, bvh_corpus_params
 
 pytestmark = pytest.mark.blender
 SAMPLE = SAMPLES / "walk_turn.bvh"
 
 
-@pytest.fixture
-def addon(blender):
-    import mocap_addon
-
-    mocap_addon.register()
-    yield blender
-    mocap_addon.unregister()
-
-
 def import_ours(bpy, path, **options):
     assert bpy.ops.import_anim.mocap_bvh(filepath=str(path), **options) == {"FINISHED"}
     return bpy.context.object
-
-
-def blender_axes(points: np.ndarray) -> np.ndarray:
-    from bpy_extras.io_utils import axis_conversion
-
-    return points @ np.array(axis_conversion(from_forward="-Z", from_up="Y")).T
 
 
 @pytest.mark.parametrize("path", bvh_corpus_params())

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from mocap_addon.core import Clip, MocapFormatError, Skeleton, load, save, world_positions
 from mocap_addon.core.bvh import format_bvh, parse_bvh
 from mocap_addon.core.rotations import euler_to_matrix
-from tests.conftest import BVH_CORPUS, CORPUS, bvh_corpus_params
+from tests.conftest import BVH_CORPUS, CORPUS, bvh_corpus_params, expect_format_error
 
 TWO_JOINTS = """HIERARCHY
 ROOT Hips
@@ -187,14 +187,7 @@ MALFORMED = [
 
 @pytest.mark.parametrize(("text", "line", "words"), [pytest.param(t, n, w, id=i) for i, t, n, w in MALFORMED])
 def test_malformed_files_raise_with_the_line(text, line, words):
-    with pytest.raises(MocapFormatError) as caught:
-        parse(text)
-    error = caught.value
-    assert isinstance(error, ValueError)
-    assert error.path == "test.bvh"
-    assert error.line == line, str(error)
-    assert words in str(error)
-    assert str(error).startswith(f"test.bvh:{line}")
+    expect_format_error(parse_bvh, text, "test.bvh", line, words)
 
 
 def test_malformed_case_count():

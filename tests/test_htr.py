@@ -7,9 +7,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mocap_addon.core import Clip, MocapFormatError, Skeleton, load, save, world_positions
+from mocap_addon.core import Clip, Skeleton, load, save, world_positions
 from mocap_addon.core.htr import format_htr, parse_htr, read_htr
-from tests.conftest import BVH_CORPUS, CORPUS, corpus_params
+from tests.conftest import BVH_CORPUS, CORPUS, corpus_params, expect_format_error
 
 HTR = CORPUS / "htr"
 needs_corpus = pytest.mark.skipif(not HTR.is_dir(), reason="../shared/corpus is absent")
@@ -200,11 +200,7 @@ MALFORMED = [
 
 @pytest.mark.parametrize(("text", "line", "words"), [pytest.param(t, n, w, id=i) for i, t, n, w in MALFORMED])
 def test_malformed_htr_raises_with_the_line(text, line, words):
-    with pytest.raises(MocapFormatError) as caught:
-        parse_htr(text.encode(), "bad.htr")
-    assert caught.value.line == line, str(caught.value)
-    assert words in str(caught.value)
-    assert str(caught.value).startswith(f"bad.htr:{line}:")
+    expect_format_error(parse_htr, text, "bad.htr", line, words)
 
 
 def test_malformed_case_count():

@@ -22,6 +22,7 @@ from .kinematics import conform
 from .model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton
 from .textio import atomic_write, decode_text, format_rows, number_problem
 
+_NON_SPACE = re.compile(rb"\S")
 _CHANNEL_TOKENS = {f"{a}{kind}": f"{'t' if kind == 'position' else 'r'}{a}"
                    for a in "xyz" for kind in ("position", "rotation")}
 _CHANNEL_NAMES = {token: name[0].upper() + name[1:] for name, token in _CHANNEL_TOKENS.items()}
@@ -222,7 +223,7 @@ def parse_bvh(data: bytes, path: str = "<data>", *, position_mode: str = "replac
         raise MocapFormatError(f"Frame Time must be positive, found {value}", path, time_line)
 
     channel_count = int(skeleton.channel_starts()[-1])
-    motion = _parse_motion(data[position:], channel_count, path, time_line)
+    motion = _parse_motion(data, position, channel_count, path, time_line)
     warnings_found: list[str] = []
     if motion.shape[0] != declared:
         message = f"Frames: says {declared} but {motion.shape[0]} rows follow"
@@ -233,23 +234,25 @@ def parse_bvh(data: bytes, path: str = "<data>", *, position_mode: str = "replac
                 metadata={"format": "bvh", "source": path, "warnings": warnings_found})
 
 
-def _parse_motion(block: bytes, channel_count: int, path: str, line_before: int) -> np.ndarray:
-    """Rows of channel values from the MOTION data lines.
+def _parse_motion(data: bytes, start: int, channel_count: int, path: str, line_before: int) -> np.ndarray:
+    """Rows of channel values from the MOTION data lines (``data`` from byte ``start``).
 
-    numpy's C tokenizer (``np.loadtxt`` on bytes) reads the whole block at once;
-    only when it refuses, or the shape or values are wrong, does a line-by-line
-    pass run to name the first bad line and column.
+    numpy's C tokenizer (``np.loadtxt`` on bytes) reads the whole block at once,
+    without copying it; only when it refuses, or the shape or values are wrong,
+    does a line-by-line pass run to name the first bad line and column.
     """
-    if not block.strip():
-        return np.zeros((0 if channel_count else block.count(b"\n"), channel_count))
+    if _NON_SPACE.search(data, start) is None:
+        return np.zeros((0 if channel_count else data.count(b"\n", start), channel_count))
+    stream = io.BytesIO(data)
+    stream.seek(start)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            rows = np.loadtxt(io.BytesIO(block), dtype=np.float64, comments=None, ndmin=2)
+            rows = np.loadtxt(stream, dtype=np.float64, comments=None, ndmin=2)
     except ValueError:
         rows = None
     if rows is None or rows.shape[1] != channel_count or not np.isfinite(rows).all():
-        _raise_first_bad_line(block, channel_count, path, line_before)
+        _raise_first_bad_line(data[start:], channel_count, path, line_before)
     return rows
 
 
