@@ -200,3 +200,17 @@ def test_export_of_a_rig_made_in_blender(addon, tmp_path):
     from mocap_addon.core.kinematics import end_site_positions
 
     np.testing.assert_allclose(blender_axes(end_site_positions(clip)[1][:, 0]), np.array(tails), atol=1e-5)
+
+
+def test_sidebar_panel_and_file_handlers_are_registered(addon):
+    bpy = addon
+    assert hasattr(bpy.types, "VIEW3D_PT_mocap_io")
+    for extension in ("bvh", "htr", "amc"):
+        handler = getattr(bpy.types, f"MOCAP_FH_{extension}")
+        assert handler.bl_file_extensions == f".{extension}"
+        assert handler.bl_import_operator == f"import_anim.mocap_{extension}"
+    from mocap_addon.blender.panels import source_summary
+
+    assert source_summary(None) == []
+    obj = import_ours(bpy, SAMPLE)
+    assert source_summary(obj) == ["BVH: walk_turn.bvh", "23 joints, 30 fps", "frames 1-120"]

@@ -1,14 +1,14 @@
-"""Blender layer: operators, file handlers and menus (registered by ``mocap_addon.register``)."""
+"""Blender layer: operators, file handlers, menus and the sidebar panel (registered by ``mocap_addon.register``)."""
 
 from __future__ import annotations
 
 import bpy
 
-from . import operators, operators_acclaim, operators_htr
+from . import operators, operators_acclaim, operators_htr, panels
 
 # (import operator, export operator) per format; each gets menu entries and a FileHandler.
 FORMATS = operators.FORMATS + operators_htr.FORMATS + operators_acclaim.FORMATS
-CLASSES = tuple(c for pair in FORMATS for c in (*pair, operators.file_handler(*pair)))
+CLASSES = (*(c for pair in FORMATS for c in (*pair, operators.file_handler(*pair))), panels.VIEW3D_PT_mocap_io)
 _register_classes, _unregister_classes = bpy.utils.register_classes_factory(CLASSES)
 _registered = False
 
