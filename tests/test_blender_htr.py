@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mocap_addon.core import load, world_positions
-from tests.blender_helpers import blender_axes, extent, pose_heads
+from tests.blender_helpers import blender_axes, check_import_and_round_trip, pose_heads
 from tests.conftest import corpus_params
 
 pytestmark = pytest.mark.blender
@@ -14,26 +14,8 @@ pytestmark = pytest.mark.blender
 
 @pytest.mark.parametrize("path", corpus_params("htr", "*.htr", "*.HTR"))
 def test_import_equals_core_at_every_frame_and_round_trips(addon, path, tmp_path):
-    bpy = addon
-    assert bpy.ops.import_anim.mocap_htr(filepath=str(path)) == {"FINISHED"}
-    obj = bpy.context.object
-    clip = load(path)
-    frames = range(1, clip.frame_count + 1)
-    heads, names = pose_heads(bpy, obj, frames)
-    assert names == clip.skeleton.names
-    truth = blender_axes(world_positions(clip)) * 0.001  # CalibrationUnits mm -> metres
-    tolerance = 1e-3 * 0.001 + 1e-5 * extent(truth)
-    assert np.abs(heads - truth).max() <= tolerance
-    target = tmp_path / "out.htr"
-    assert bpy.ops.export_anim.mocap_htr(filepath=str(target)) == {"FINISHED"}
-    exported = load(target)
-    assert exported.skeleton.names == clip.skeleton.names
-    assert exported.start_frame == clip.start_frame
-    original = world_positions(clip)
-    assert np.abs(world_positions(exported) - original).max() <= 1e-3 + 1e-5 * extent(original)
-    bpy.ops.import_anim.mocap_htr(filepath=str(target))
-    again, _ = pose_heads(bpy, bpy.context.object, frames)
-    assert np.abs(again - heads).max() <= tolerance
+    clip, _ = check_import_and_round_trip(addon, path, "htr", tmp_path)
+    assert clip.unit_in_metres == 0.001  # CalibrationUnits mm, imported as metres
 
 
 def test_bones_lie_along_the_length_axis_and_scale_curves(addon, tmp_path):
