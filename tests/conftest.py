@@ -73,5 +73,16 @@ def addon(blender):
     mocap_addon.unregister()
 
 
+def through_format(path, extension: str, folder):
+    """Read ``path``, write it as ``extension``, read that, write BVH, read that: (clip, middle, back)."""
+    from mocap_addon.core import load, save
+
+    clip = load(path)
+    save(clip, folder / f"middle{extension}")
+    middle = load(folder / f"middle{extension}")
+    save(middle, folder / "back.bvh")
+    return clip, middle, load(folder / "back.bvh")
+
+
 def pytest_report_header(config):
     return f"corpus: {CORPUS if CORPUS.is_dir() else 'absent'}; cwd {os.getcwd()}"

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from mocap_addon.core import Clip, MocapFormatError, Skeleton, load, save, world_positions
 from mocap_addon.core.acclaim import find_skeleton, parse_amc, parse_asf, read_amc, read_asf
 from mocap_addon.core.kinematics import end_site_positions, rest_pose
-from tests.conftest import BVH_CORPUS, CORPUS, corpus_params, expect_format_error
+from tests.conftest import CORPUS, bvh_corpus_params, corpus_params, expect_format_error, through_format
 
 ACCLAIM = CORPUS / "asf_amc"
 needs_corpus = pytest.mark.skipif(not ACCLAIM.is_dir(), reason="../shared/corpus is absent")
@@ -80,14 +80,9 @@ def test_find_skeleton_stem_rules(tmp_path):
         find_skeleton(tmp_path / "other.amc")
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, id=p.name) for p in BVH_CORPUS] or
-                         [pytest.param(None, marks=pytest.mark.skip(reason="../shared/corpus is absent"))])
+@pytest.mark.parametrize("path", bvh_corpus_params())
 def test_bvh_to_acclaim_to_bvh_keeps_world_positions(path, tmp_path):
-    clip = load(path)
-    save(clip, tmp_path / "a.amc")
-    middle = load(tmp_path / "a.amc")
-    save(middle, tmp_path / "b.bvh")
-    back = load(tmp_path / "b.bvh")
+    clip, middle, back = through_format(path, ".amc", tmp_path)
     names = ["root" if p < 0 else n.replace(" ", "_") for n, p in zip(clip.skeleton.names, clip.skeleton.parents)]
     truth = world_positions(clip)
     for result in (middle, back):

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from mocap_addon.core import Clip, Skeleton, load, save, world_positions
 from mocap_addon.core.htr import format_htr, parse_htr, read_htr
-from tests.conftest import BVH_CORPUS, CORPUS, corpus_params, expect_format_error
+from tests.conftest import CORPUS, bvh_corpus_params, corpus_params, expect_format_error, through_format
 
 HTR = CORPUS / "htr"
 needs_corpus = pytest.mark.skipif(not HTR.is_dir(), reason="../shared/corpus is absent")
@@ -33,14 +33,9 @@ def test_corpus_file_round_trips(path, tmp_path):
     assert relative_error(world_positions(clip), world_positions(again)) < 1e-6
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, id=p.name) for p in BVH_CORPUS] or
-                         [pytest.param(None, marks=pytest.mark.skip(reason="../shared/corpus is absent"))])
+@pytest.mark.parametrize("path", bvh_corpus_params())
 def test_bvh_to_htr_to_bvh_keeps_world_positions(path, tmp_path):
-    clip = load(path)
-    save(clip, tmp_path / "a.htr")
-    middle = load(tmp_path / "a.htr")
-    save(middle, tmp_path / "b.bvh")
-    back = load(tmp_path / "b.bvh")
+    clip, middle, back = through_format(path, ".htr", tmp_path)
     truth = world_positions(clip)
     assert relative_error(truth, world_positions(middle)) < 1e-6
     assert relative_error(truth, world_positions(back)) < 1e-6
