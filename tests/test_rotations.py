@@ -157,6 +157,8 @@ def test_round_trips_keep_the_rotation(angles, order):
     np.testing.assert_allclose(r.euler_to_matrix(r.matrix_to_euler(matrices, order), order), matrices, atol=1e-8)
     quaternions = r.euler_to_quaternion(angles, order)
     np.testing.assert_allclose(r.quaternion_to_matrix(quaternions), matrices, atol=1e-12)
+    np.testing.assert_allclose(r.euler_to_matrix(r.quaternion_to_euler(quaternions, order), order), matrices,
+                               atol=1e-8)
     np.testing.assert_allclose(r.quaternion_to_matrix(r.matrix_to_quaternion(matrices)), matrices, atol=1e-12)
     np.testing.assert_allclose(r.euler_to_matrix(r.euler_continuity(angles), order), matrices, atol=1e-8)
 

@@ -672,10 +672,10 @@ def format_asf(plan: _Plan, name: str, precision: int = 10) -> str:
                           enumerate(bounds)]
         lines.append("  end")
     lines += [":hierarchy", "  begin"]
-    for joint, name_ in enumerate(skeleton.names):
-        children = [skeleton.names[c] for c, p in enumerate(skeleton.parents) if p == joint]
+    for joint, children in enumerate(skeleton.child_lists()):
         if children:
-            lines.append(f"    {'root' if joint == root else name_} " + " ".join(children))
+            names = " ".join(skeleton.names[c] for c in children)
+            lines.append(f"    {'root' if joint == root else skeleton.names[joint]} {names}")
     lines += ["  end"]
     return "\n".join(lines) + "\n"
 

@@ -316,10 +316,7 @@ def format_bvh(clip: Clip, *, precision: int = 6, position_mode: str = "replace"
     clip = conform(clip, layouts, np.array(replaces, dtype=bool))
     skeleton = clip.skeleton
     lines = ["HIERARCHY"]
-    children: list[list[int]] = [[] for _ in skeleton.names]
-    for joint, parent in enumerate(skeleton.parents):
-        if parent >= 0:
-            children[parent].append(joint)
+    children = skeleton.child_lists()
     offset_format = "{:.9g}"
 
     def offset_line(indent: str, offset: np.ndarray) -> str:

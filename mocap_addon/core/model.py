@@ -99,9 +99,13 @@ class Skeleton:
         """Index of the joint called ``name``."""
         return self.names.index(name)
 
-    def children(self, joint: int) -> list[int]:
-        """Indices of the joints whose parent is ``joint``."""
-        return [i for i, p in enumerate(self.parents) if p == joint]
+    def child_lists(self) -> list[list[int]]:
+        """For every joint, the indices of its children (in joint order)."""
+        children: list[list[int]] = [[] for _ in self.names]
+        for joint, parent in enumerate(self.parents):
+            if parent >= 0:
+                children[parent].append(joint)
+        return children
 
     def channel_starts(self) -> np.ndarray:
         """Column of each joint's first channel in ``Clip.motion``; the last entry is the total."""
