@@ -27,9 +27,11 @@ from typing import Any
 
 import numpy as np
 
+from .bones import choose_tails
 from .errors import MocapFormatError
-from .model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton
-from .rotations import euler_to_matrix
+from .kinematics import local_transforms, rest_pose
+from .model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, encode_motion
+from .rotations import euler_to_matrix, matrix_to_euler
 from .textio import atomic_write, decode_text, number_problem
 
 LENGTH_READINGS = ("cmu", "spec")
@@ -538,10 +540,6 @@ def acclaim_form(clip: Clip) -> _Plan:
     """The clip as ASF/AMC holds it: each joint a bone from its origin to where its children
     start; a child elsewhere gets a dofless bone from there (as CMU's hip joints).
     Rest frames are kept as the bones' axes, so frame rotations stay as they are."""
-    from .bones import choose_tails
-    from .kinematics import local_transforms, rest_pose
-    from .model import encode_motion
-
     skeleton = clip.skeleton
     rotations, heads = rest_pose(skeleton)
     stored = clip.metadata.get("bone_vectors")
@@ -630,8 +628,6 @@ def acclaim_form(clip: Clip) -> _Plan:
 
 def _listed_angles(matrices: np.ndarray, order: str = "XYZ") -> np.ndarray:
     """Angles in degrees listed in application ``order`` (as ASF writes them) for rotation matrices."""
-    from .rotations import matrix_to_euler
-
     return np.degrees(matrix_to_euler(matrices, applied_order(order)))[..., ::-1]
 
 

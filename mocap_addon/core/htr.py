@@ -23,10 +23,12 @@ from typing import NoReturn
 
 import numpy as np
 
+from .bones import aligned_frames, choose_tails
 from .errors import MocapFormatError
+from .kinematics import rebase, rest_pose
 from .model import Clip, Skeleton
-from .rotations import check_order, euler_to_matrix
-from .textio import atomic_write, decode_text, number_problem
+from .rotations import check_order, euler_to_matrix, matrix_to_euler
+from .textio import atomic_write, decode_text, format_rows, number_problem
 
 ORDER_READINGS = ("listed", "reversed")
 TRANSLATION_READINGS = ("parent", "rotated")
@@ -333,8 +335,6 @@ def htr_form(clip: Clip, *, euler_order: str = "ZYX", order_reading: str = "list
     A clip already in that form is returned as it is; any other (BVH, ASF) is
     rebased so each segment's ``bone_length_axis`` points along its bone.
     """
-    from .bones import aligned_frames, choose_tails
-    from .kinematics import rebase, rest_pose
 
     order = euler_order if order_reading == "listed" else euler_order[::-1]
     layout = ("tx", "ty", "tz", *(f"r{c.lower()}" for c in order), "s")
@@ -362,10 +362,6 @@ def write_htr(clip: Clip, path: str | os.PathLike[str], *, precision: int = 8, o
 def format_htr(clip: Clip, *, precision: int = 8, order_reading: str | None = None, translation: str | None = None,
                euler_order: str | None = None, bone_length_axis: str | None = None) -> str:
     """The HTR text for ``clip``."""
-    from .kinematics import rest_pose
-    from .rotations import matrix_to_euler
-    from .textio import format_rows
-
     known = clip.metadata.get("htr", {}) if clip.metadata.get("format") == "htr" else {}
     listed = check_order(euler_order or known.get("euler_rotation_order", "ZYX"))
     reading = order_reading or known.get("order_reading", "listed")
