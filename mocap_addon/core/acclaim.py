@@ -54,7 +54,6 @@ def file_layout(tokens: list[str]) -> tuple[str, ...]:
 @dataclass
 class Bone:
     """One ``:bonedata`` block (the root is a bone with no direction)."""
-
     name: str
     line: int
     direction: np.ndarray = field(default_factory=lambda: np.zeros(3))
@@ -69,7 +68,6 @@ class Bone:
 @dataclass
 class AsfSkeleton:
     """A parsed ASF: bones (root first), hierarchy and header values."""
-
     bones: list[Bone]
     parents: list[int]
     length_unit: float
@@ -525,7 +523,6 @@ def read_amc(path: str | os.PathLike[str], skeleton: str | os.PathLike[str] | No
 @dataclass
 class _Plan:
     """An ASF/AMC layout for a clip: the model skeleton (dummy bones added) and per-bone ASF data."""
-
     clip: Clip
     axes: np.ndarray  # world rest orientation of each joint (J, 3, 3)
     vectors: np.ndarray  # world rest bone vector of each joint (J, 3)

@@ -49,7 +49,6 @@ class _Section:
 @dataclass
 class _Text:
     """The file's bytes with its sections located; line numbers for error messages."""
-
     path: str
     data: bytes
     sections: list[_Section] = field(default_factory=list)
@@ -335,7 +334,6 @@ def htr_form(clip: Clip, *, euler_order: str = "ZYX", order_reading: str = "list
     A clip already in that form is returned as it is; any other (BVH, ASF) is
     rebased so each segment's ``bone_length_axis`` points along its bone.
     """
-
     order = euler_order if order_reading == "listed" else euler_order[::-1]
     layout = ("tx", "ty", "tz", *(f"r{c.lower()}" for c in order), "s")
     skeleton = clip.skeleton
