@@ -53,7 +53,7 @@ def test_cmu_units_give_a_human_height():
     sites = [heads[j] + (rotations[j] @ e.T).T for j, e in enumerate(skeleton_only.skeleton.end_sites)]
     points = np.vstack([heads, *[s for s in sites if len(s)]])
     height = float(np.ptp(points[:, 1])) * skeleton_only.unit_in_metres
-    assert 1.5 < height < 2.0  # CMU subject 01: about 1.7 m
+    assert height == pytest.approx(1.564, abs=0.001)  # CMU subject 01, toes to the end of the head bone
     spec = read_asf(ACCLAIM / "fm_01.asf", length_reading="spec")
     assert spec.unit_in_metres is None and spec.metadata["length_reading"] == "spec"
     np.testing.assert_allclose(rest_pose(spec.skeleton)[1], 0.45 * heads, atol=1e-9)

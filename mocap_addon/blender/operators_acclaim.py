@@ -29,7 +29,7 @@ class IMPORT_ANIM_OT_mocap_amc(bpy.types.Operator, MocapImportBase):
     length_reading: EnumProperty(
         name="Length Unit", default="cmu",
         items=[("cmu", "CMU (1/L inch)", "Lengths as written, one unit = 1/L inch for ':units length L' "
-                                         "(CMU subjects come out about 1.7 m tall)"),
+                                         "(a CMU skeleton then spans about 1.6 m, toes to head bone)"),
                ("spec", "Specification", "Lengths multiplied by L on read-in, unit unknown")])
     fps: FloatProperty(name="Frame Rate", default=120.0, min=1.0, max=10000.0,
                        description="AMC files carry no frame rate (CMU captured at 120 fps)")
