@@ -23,7 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mocap_addon.core import Clip, Skeleton, load, save, world_positions
-from mocap_addon.core.textio import format_rows
+from mocap_addon.core.formats.textio import format_rows
 
 # A CMU-like 31-joint tree: (parent index, offset).
 _CHAINS = [

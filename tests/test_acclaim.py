@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mocap_addon.core import Clip, MocapFormatError, Skeleton, load, save, world_positions
-from mocap_addon.core.acclaim import find_skeleton, parse_amc, parse_asf, read_amc, read_asf
+from mocap_addon.core.formats.acclaim import find_skeleton, parse_amc, parse_asf, read_amc, read_asf
 from mocap_addon.core.kinematics import end_site_positions, rest_pose
 from tests.conftest import CORPUS, bvh_corpus_params, corpus_params, expect_format_error, through_format
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mocap_addon.core import Clip, MocapFormatError, Skeleton, load, save, world_positions
-from mocap_addon.core.bvh import format_bvh, parse_bvh
+from mocap_addon.core.formats.bvh import format_bvh, parse_bvh
 from mocap_addon.core.rotations import euler_to_matrix
 from tests.conftest import BVH_CORPUS, CORPUS, bvh_corpus_params, expect_format_error
 

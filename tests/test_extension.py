@@ -19,7 +19,7 @@ bpy.ops.wm.read_homefile(use_empty=True)
 result = bpy.ops.extensions.package_install_files(filepath=sys.argv[1], repo="user_default",
                                                   enable_on_install=True)
 assert result == {"FINISHED"}, result
-assert "bl_ext.user_default.mocap_io.mocap_addon.blender.operators" in sys.modules
+assert "bl_ext.user_default.mocap_io.mocap_addon.blender.files.base" in sys.modules
 bpy.ops.import_anim.mocap_bvh(filepath=sys.argv[2])
 obj = bpy.context.object
 print("IMPORTED", obj.name, len(obj.data.bones), obj.animation_data.action.frame_range[1], flush=True)
@@ -39,8 +39,8 @@ def package(tmp_path_factory):
 def test_package_holds_the_addon_and_nothing_else(package):
     assert package.name == "mocap_io-0.1.0.zip"
     names = zipfile.ZipFile(package).namelist()
-    assert {"blender_manifest.toml", "__init__.py", "LICENSE", "mocap_addon/core/bvh.py",
-            "mocap_addon/blender/operators.py"} <= set(names)
+    assert {"blender_manifest.toml", "__init__.py", "LICENSE", "mocap_addon/core/formats/bvh.py",
+            "mocap_addon/blender/files/base.py"} <= set(names)
     assert not [n for n in names if n.startswith(("tests/", "scripts/", "samples/", ".")) or "__pycache__" in n]
 
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mocap_addon.core import Clip, Skeleton, load, save, world_positions
-from mocap_addon.core.htr import format_htr, parse_htr, read_htr
+from mocap_addon.core.formats.htr import format_htr, parse_htr, read_htr
 from tests.conftest import CORPUS, bvh_corpus_params, corpus_params, expect_format_error, through_format
 
 HTR = CORPUS / "htr"

@@ -1,36 +1,29 @@
-"""Blender layer: operators, file handlers, menus and the sidebar panel (registered by ``mocap_addon.register``)."""
+"""Blender layer (registered by ``mocap_addon.register``).
+
+``files``: File > Import / Export operators and the file panel; ``tools``: the
+sidebar tools.  Shared here: version compatibility, armature building, F-curve
+reading and writing, rest-frame maths and the import record stored on armatures.
+"""
 
 from __future__ import annotations
 
 import bpy
 
-from . import operators, operators_acclaim, operators_htr, panels
+from . import files, tools
 
-# (import operator, export operator) per format; each gets menu entries and a FileHandler.
-FORMATS = operators.FORMATS + operators_htr.FORMATS + operators_acclaim.FORMATS
-CLASSES = (*(c for pair in FORMATS for c in (*pair, operators.file_handler(*pair))), panels.VIEW3D_PT_mocap_io)
+CLASSES = files.CLASSES + tools.CLASSES
 _register_classes, _unregister_classes = bpy.utils.register_classes_factory(CLASSES)
 _registered = False
 
 
-def _menu_import(self: bpy.types.Menu, context: bpy.types.Context) -> None:
-    for importer, _ in FORMATS:
-        self.layout.operator(importer.bl_idname, text=f"Motion Capture ({importer.filename_ext})")
-
-
-def _menu_export(self: bpy.types.Menu, context: bpy.types.Context) -> None:
-    for _, exporter in FORMATS:
-        self.layout.operator(exporter.bl_idname, text=f"Motion Capture ({exporter.filename_ext})")
-
-
 def register() -> None:
-    """Register classes and menu entries; a second call does nothing."""
+    """Register classes, properties and menu entries; a second call does nothing."""
     global _registered
     if _registered:
         return
     _register_classes()
-    bpy.types.TOPBAR_MT_file_import.append(_menu_import)
-    bpy.types.TOPBAR_MT_file_export.append(_menu_export)
+    tools.register_properties()
+    files.add_menus()
     _registered = True
 
 
@@ -39,7 +32,7 @@ def unregister() -> None:
     global _registered
     if not _registered:
         return
-    bpy.types.TOPBAR_MT_file_export.remove(_menu_export)
-    bpy.types.TOPBAR_MT_file_import.remove(_menu_import)
+    files.remove_menus()
+    tools.unregister_properties()
     _unregister_classes()
     _registered = False

@@ -1,7 +1,7 @@
 """The bpy-free core: data model, rotations, kinematics and file formats (numpy only)."""
 
 from .errors import MocapFormatError
-from .io import load, save
+from .formats import load, save
 from .kinematics import Pose, conform, forward_kinematics, rest_positions, world_positions
 from .model import Clip, Skeleton
 

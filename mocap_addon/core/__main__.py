@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from .errors import MocapFormatError
-from .io import format_of, load, save
+from .formats import format_of, load, save
 from .model import Clip, rotation_order
 
 

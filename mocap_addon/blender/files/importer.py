@@ -10,13 +10,13 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
-from ..core import Clip
-from ..core.model import SCALE_CHANNEL, TRANSLATION_CHANNELS, rotation_order
-from ..core.timing import resample
-from .animation import write_action
-from .armature import build_armature, rest_matrices
-from .rig_math import BoneFrames, RestRig, build_rest_rig, joint_basis
-from .storage import PROPERTY, skeleton_to_json
+from ...core import Clip
+from ...core.model import SCALE_CHANNEL, TRANSLATION_CHANNELS, rotation_order
+from ...core.timing import resample
+from ..animation import write_action
+from ..armature import build_armature, rest_matrices
+from ..rig_math import BoneFrames, RestRig, build_rest_rig, joint_basis
+from ..storage import PROPERTY, skeleton_to_json
 
 # Length of one file unit in metres, per unit preset ('AUTO' asks the file).
 UNIT_PRESETS = {"M": 1.0, "CM": 0.01, "MM": 0.001, "IN": 0.0254, "FT": 0.3048}

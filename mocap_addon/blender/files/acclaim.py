@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
 
-from .operators import MocapExportBase, MocapImportBase
+from .base import MocapExportBase, MocapImportBase
 
 if TYPE_CHECKING:
-    from ..core import Clip
+    from ...core import Clip
     from .importer import ImportResult
 
 

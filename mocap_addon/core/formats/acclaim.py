@@ -27,11 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from .bones import choose_tails
-from .errors import MocapFormatError
-from .kinematics import local_transforms, rest_pose
-from .model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, encode_motion
-from .rotations import euler_to_matrix, matrix_to_euler
+from ..bones import choose_tails
+from ..errors import MocapFormatError
+from ..kinematics import local_transforms, rest_pose
+from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, encode_motion
+from ..rotations import euler_to_matrix, matrix_to_euler
 from .textio import atomic_write, decode_text, number_problem
 
 LENGTH_READINGS = ("cmu", "spec")

@@ -1,4 +1,4 @@
-"""``load`` and ``save``: pick the format from the file's content and extension."""
+"""The file formats (BVH, HTR, ASF/AMC); ``load`` and ``save`` pick one from a file's content and extension."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from .errors import MocapFormatError
-from .model import Clip
+from ..errors import MocapFormatError
+from ..model import Clip
 
 # extension -> (module, reader, writer); modules are imported on first use.
 FORMATS: dict[str, tuple[str, str, str]] = {

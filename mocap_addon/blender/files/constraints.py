@@ -8,7 +8,7 @@ from collections.abc import Callable
 import bpy
 import numpy as np
 
-from ..core import Clip
+from ...core import Clip
 
 _ALIGNED = 0.999
 

@@ -17,9 +17,9 @@ from typing import NoReturn
 
 import numpy as np
 
-from .errors import MocapFormatError
-from .kinematics import conform
-from .model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton
+from ..errors import MocapFormatError
+from ..kinematics import conform
+from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton
 from .textio import atomic_write, decode_text, format_rows, number_problem
 
 _NON_SPACE = re.compile(rb"\S")

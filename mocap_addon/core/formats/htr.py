@@ -23,11 +23,11 @@ from typing import NoReturn
 
 import numpy as np
 
-from .bones import aligned_frames, choose_tails
-from .errors import MocapFormatError
-from .kinematics import rebase, rest_pose
-from .model import Clip, Skeleton
-from .rotations import check_order, euler_to_matrix, matrix_to_euler
+from ..bones import aligned_frames, choose_tails
+from ..errors import MocapFormatError
+from ..kinematics import rebase, rest_pose
+from ..model import Clip, Skeleton
+from ..rotations import check_order, euler_to_matrix, matrix_to_euler
 from .textio import atomic_write, decode_text, format_rows, number_problem
 
 ORDER_READINGS = ("listed", "reversed")

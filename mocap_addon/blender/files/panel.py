@@ -6,7 +6,7 @@ import json
 
 import bpy
 
-from .storage import PROPERTY
+from ..storage import PROPERTY
 
 
 def source_summary(obj: bpy.types.Object | None) -> list[str]:

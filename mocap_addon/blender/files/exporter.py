@@ -7,14 +7,14 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
-from ..core import Clip, Skeleton
-from ..core.kinematics import rest_pose
-from ..core.model import encode_joint
-from .animation import curves_by_path, read_bone
-from .armature import rest_matrices
+from ...core import Clip, Skeleton
+from ...core.kinematics import rest_pose
+from ...core.model import encode_joint
+from ..animation import curves_by_path, read_bone
+from ..armature import rest_matrices
+from ..rig_math import BoneFrames, RestRig, bone_to_joint
+from ..storage import PROPERTY, skeleton_from_json
 from .importer import UNIT_PRESETS, scene_fps
-from .rig_math import BoneFrames, RestRig, bone_to_joint
-from .storage import PROPERTY, skeleton_from_json
 
 
 @dataclass

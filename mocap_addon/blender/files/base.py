@@ -1,4 +1,4 @@
-"""File > Import / Export operators, shared by every format; BVH's own small subclasses."""
+"""What every format's File > Import / Export operator shares: options, the import loop, export."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatPrope
 from bpy_extras.io_utils import ExportHelper, ImportHelper, axis_conversion
 
 if TYPE_CHECKING:
-    from ..core import Clip
+    from ...core import Clip
     from .importer import ImportResult
 
 AXES = [(a, a, "") for a in ("X", "Y", "Z", "-X", "-Y", "-Z")]
@@ -101,7 +101,7 @@ class MocapImportBase(ImportHelper):
         return super().invoke(context, event)
 
     def execute(self, context: bpy.types.Context) -> set[str]:
-        from ..core import MocapFormatError, load
+        from ...core import MocapFormatError, load
         from .importer import ImportSettings, import_clip
 
         paths = self.paths()
@@ -170,7 +170,7 @@ class MocapExportBase(ExportHelper):
         return {"precision": self.precision}
 
     def execute(self, context: bpy.types.Context) -> set[str]:
-        from ..core import save
+        from ...core import save
         from .exporter import ExportSettings, export_clip
 
         started = time.perf_counter()
@@ -190,39 +190,6 @@ class MocapExportBase(ExportHelper):
         return {"FINISHED"}
 
 
-class IMPORT_ANIM_OT_mocap_bvh(bpy.types.Operator, MocapImportBase):
-    """Import BVH motion capture as armatures with actions"""
-
-    bl_idname = "import_anim.mocap_bvh"
-    bl_label = "Import BVH (Mocap I/O)"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
-    format_label = "BVH"
-    filename_ext = ".bvh"
-    filter_glob: StringProperty(default="*.bvh", options={"HIDDEN"})
-    position_mode: EnumProperty(
-        name="Position Channels", default="replace",
-        items=[("replace", "Replace Offset", "Position channels are the joint's local translation "
-                                             "(Blender, MotionBuilder, Mixamo)"),
-               ("add", "Add to Offset", "Position channels are added to the joint's OFFSET (older notes)")])
-
-    def load_options(self) -> dict:
-        return {"position_mode": self.position_mode}
-
-    def extra_options(self) -> tuple[str, ...]:
-        return ("position_mode",)
-
-
-class EXPORT_ANIM_OT_mocap_bvh(bpy.types.Operator, MocapExportBase):
-    """Export the active armature's action as BVH"""
-
-    bl_idname = "export_anim.mocap_bvh"
-    bl_label = "Export BVH (Mocap I/O)"
-    bl_options = {"REGISTER", "PRESET"}
-    format_label = "BVH"
-    filename_ext = ".bvh"
-    filter_glob: StringProperty(default="*.bvh", options={"HIDDEN"})
-
-
 def file_handler(importer: type[MocapImportBase], exporter: type[MocapExportBase]) -> type:
     """A FileHandler so files of ``importer``'s extension dropped on the 3D viewport import."""
     extension = importer.filename_ext.lstrip(".")
@@ -238,6 +205,3 @@ def file_handler(importer: type[MocapImportBase], exporter: type[MocapExportBase
         "bl_file_extensions": importer.filename_ext,
         "poll_drop": classmethod(poll_drop),
     })
-
-
-FORMATS = [(IMPORT_ANIM_OT_mocap_bvh, EXPORT_ANIM_OT_mocap_bvh)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bpy
 from bpy.props import EnumProperty, IntProperty, StringProperty
 
-from .operators import MocapExportBase, MocapImportBase
+from .base import MocapExportBase, MocapImportBase
 
 ORDER_ITEMS = [("listed", "As Listed", "EulerRotationOrder ZYX means Rz·Ry·Rx (what real files show)"),
                ("reversed", "Reversed", "EulerRotationOrder ZYX means Rx·Ry·Rz")]

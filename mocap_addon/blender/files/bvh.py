@@ -1,0 +1,44 @@
+"""BVH import and export operators."""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import EnumProperty, StringProperty
+
+from .base import MocapExportBase, MocapImportBase
+
+
+class IMPORT_ANIM_OT_mocap_bvh(bpy.types.Operator, MocapImportBase):
+    """Import BVH motion capture as armatures with actions"""
+
+    bl_idname = "import_anim.mocap_bvh"
+    bl_label = "Import BVH (Mocap I/O)"
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
+    format_label = "BVH"
+    filename_ext = ".bvh"
+    filter_glob: StringProperty(default="*.bvh", options={"HIDDEN"})
+    position_mode: EnumProperty(
+        name="Position Channels", default="replace",
+        items=[("replace", "Replace Offset", "Position channels are the joint's local translation "
+                                             "(Blender, MotionBuilder, Mixamo)"),
+               ("add", "Add to Offset", "Position channels are added to the joint's OFFSET (older notes)")])
+
+    def load_options(self) -> dict:
+        return {"position_mode": self.position_mode}
+
+    def extra_options(self) -> tuple[str, ...]:
+        return ("position_mode",)
+
+
+class EXPORT_ANIM_OT_mocap_bvh(bpy.types.Operator, MocapExportBase):
+    """Export the active armature's action as BVH"""
+
+    bl_idname = "export_anim.mocap_bvh"
+    bl_label = "Export BVH (Mocap I/O)"
+    bl_options = {"REGISTER", "PRESET"}
+    format_label = "BVH"
+    filename_ext = ".bvh"
+    filter_glob: StringProperty(default="*.bvh", options={"HIDDEN"})
+
+
+FORMATS = [(IMPORT_ANIM_OT_mocap_bvh, EXPORT_ANIM_OT_mocap_bvh)]
