@@ -1,9 +1,9 @@
 """The bpy-free core: data model, rotations, kinematics and file formats (numpy only)."""
 
-from .errors import MocapFormatError
+from .errors import MocapFormatError, MocapWriteError
 from .formats import load, save
 from .kinematics import Pose, conform, forward_kinematics, rest_positions, world_positions
 from .model import Clip, Skeleton
 
-__all__ = ["Clip", "MocapFormatError", "Pose", "Skeleton", "conform", "forward_kinematics",
+__all__ = ["Clip", "MocapFormatError", "MocapWriteError", "Pose", "Skeleton", "conform", "forward_kinematics",
            "load", "rest_positions", "save", "world_positions"]

@@ -24,3 +24,10 @@ class MocapFormatError(ValueError):
             if column is not None:
                 where += f":{column}"
         super().__init__(f"{where}: {message}")
+
+
+class MocapWriteError(ValueError):
+    """A clip that cannot be written in the asked format (non-finite values, scales the format cannot hold…).
+
+    Writers raise it before anything is written, so a file on disk is never one its reader would refuse.
+    """

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import MocapWriteError
 from .model import ROTATION_CHANNELS, Clip, Skeleton, encode_motion, rotation_order
 from .rotations import FloatArray
 
@@ -186,7 +187,7 @@ def conform(clip: Clip, layouts: list[tuple[str, ...]] | None = None,
     and position channels replace or add to the offset as asked.  Offsets, end
     sites and world poses are unchanged; the clip itself is returned when
     nothing needs to change, so values read from a file are written back exactly.
-    A scale other than 1 on a joint whose new layout has no ``s`` raises ``ValueError``.
+    A scale other than 1 on a joint whose new layout has no ``s`` raises ``MocapWriteError``.
     """
     skeleton = clip.skeleton
     layouts = skeleton.channels if layouts is None else [tuple(c) for c in layouts]
@@ -201,7 +202,7 @@ def conform(clip: Clip, layouts: list[tuple[str, ...]] | None = None,
     rotation, translation, scales = local_transforms(clip)
     dropped_scale = [j for j, layout in enumerate(layouts) if "s" not in layout]
     if np.any(np.abs(scales[:, dropped_scale] - 1.0) > 1e-5):  # files write 0.999999 for 1
-        raise ValueError("the clip scales joints, which the target layout cannot hold")
+        raise MocapWriteError("the clip scales joints, which the target layout cannot hold")
     result = clip.copy()
     target = result.skeleton
     target.channels = layouts

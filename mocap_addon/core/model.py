@@ -17,9 +17,10 @@ so a clip written back in its own format reproduces the file.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -39,6 +40,32 @@ def rotation_order(channels: Sequence[str]) -> str:
     return "".join(c[1].upper() for c in channels if c in ROTATION_CHANNELS)
 
 
+class ChannelLayouts(list[tuple[str, ...]]):
+    """A skeleton's per-joint channel layouts: a list that counts its own changes.
+
+    ``Skeleton.channel_starts`` is cached against that count, so an edit in place
+    (``skeleton.channels[j] = ...``) is seen as surely as a new list.
+    """
+
+    changes = 0
+
+
+def _counting(name: str) -> Callable[..., Any]:
+    method = getattr(list, name)
+
+    def changing(self: ChannelLayouts, *args: Any, **kwargs: Any) -> Any:
+        self.changes += 1
+        return method(self, *args, **kwargs)
+
+    changing.__name__ = name
+    return changing
+
+
+for _name in ("__setitem__", "__delitem__", "__iadd__", "__imul__", "append", "extend", "insert", "pop",
+              "remove", "clear", "sort", "reverse"):
+    setattr(ChannelLayouts, _name, _counting(_name))
+
+
 @dataclass
 class Skeleton:
     """Joints in parent-before-child order, with their rest transforms and channel layout."""
@@ -52,6 +79,13 @@ class Skeleton:
     position_replaces_offset: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
     translation_in_rest_frame: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
     length_directions: FloatArray = field(default_factory=lambda: np.zeros(0))
+    _starts: tuple[ChannelLayouts, int, NDArray[np.int64]] | None = field(
+        default=None, init=False, repr=False, compare=False)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "channels" and not isinstance(value, ChannelLayouts):
+            value = ChannelLayouts(value)
+        super().__setattr__(name, value)
 
     def __post_init__(self) -> None:
         """Normalise array types and fill the optional per-joint arrays left empty."""
@@ -107,9 +141,17 @@ class Skeleton:
                 children[parent].append(joint)
         return children
 
-    def channel_starts(self) -> np.ndarray:
-        """Column of each joint's first channel in ``Clip.motion``; the last entry is the total."""
-        return np.concatenate([[0], np.cumsum([len(c) for c in self.channels])]).astype(np.int64)
+    def channel_starts(self) -> NDArray[np.int64]:
+        """Column of each joint's first channel in ``Clip.motion``; the last entry is the total.
+
+        Computed once per state of ``channels`` (read-only), so per-joint lookups stay cheap.
+        """
+        layouts = cast(ChannelLayouts, self.channels)  # __setattr__ keeps it one
+        if self._starts is None or self._starts[0] is not layouts or self._starts[1] != layouts.changes:
+            starts = np.concatenate([[0], np.cumsum([len(c) for c in layouts])]).astype(np.int64)
+            starts.flags.writeable = False
+            self._starts = (layouts, layouts.changes, starts)
+        return self._starts[2]
 
     def copy(self) -> Skeleton:
         return Skeleton(list(self.names), list(self.parents), self.offsets.copy(),
@@ -143,8 +185,8 @@ class Clip:
         motion = np.asarray(self.motion, dtype=np.float64)
         frames = motion.shape[0] if motion.ndim == 2 else motion.size // max(total, 1)
         self.motion = motion.reshape(frames, total)
-        if not self.frame_time > 0:
-            raise ValueError(f"frame time must be positive, got {self.frame_time}")
+        if not (0 < self.frame_time < math.inf and 1 / self.frame_time < math.inf):
+            raise ValueError(f"frame time must be positive and give a finite frame rate, got {self.frame_time}")
 
     @property
     def frame_count(self) -> int:
@@ -234,15 +276,20 @@ def encode_motion(skeleton: Skeleton, frame_rotations: FloatArray,
 
     ``translations`` ``(F, J, 3)`` fill ``tx ty tz``, ``scales`` ``(F, J)`` fill
     ``s``; ``reference`` ``(J, 3)`` (degrees) is where each joint's angles start.
-    See :func:`encode_joint`.
+    Joints that share a layout are encoded together; see :func:`encode_joint`.
     """
     starts = skeleton.channel_starts()
     motion = np.zeros((frame_rotations.shape[0], int(starts[-1])))
+    groups: dict[tuple[str, ...], list[int]] = {}
     for joint, layout in enumerate(skeleton.channels):
-        motion[:, starts[joint]: starts[joint + 1]] = encode_joint(
-            layout, frame_rotations[:, joint], None if translations is None else translations[:, joint],
-            None if scales is None else scales[:, joint], skeleton.length_directions[joint],
-            None if reference is None else reference[joint])
+        if layout:
+            groups.setdefault(layout, []).append(joint)
+    for layout, joints in groups.items():
+        columns = starts[joints][:, None] + np.arange(len(layout))
+        motion[:, columns] = encode_joint(
+            layout, frame_rotations[:, joints], None if translations is None else translations[:, joints],
+            None if scales is None else scales[:, joints], skeleton.length_directions[joints],
+            None if reference is None else reference[joints])
     return motion
 
 
@@ -255,9 +302,11 @@ def encode_joint(layout: tuple[str, ...], frame_rotations: FloatArray, translati
     component along ``length_direction``); scales ``(F,)`` fill ``s``.  Angles
     are made continuous over time, starting nearest ``reference`` (degrees, in
     the joint's order) when given.  With fewer than three rotation channels the
-    dropped axes are kept at zero; a rotation about them is lost.
+    dropped axes are kept at zero; a rotation about them is lost.  Several joints
+    with this layout are encoded at once with an extra axis after the first on
+    every argument (``(F, n, 3, 3)``, ``length_direction`` ``(n, 3)``...).
     """
-    out = np.zeros((frame_rotations.shape[0], len(layout)))
+    out = np.zeros(frame_rotations.shape[:-2] + (len(layout),))
     order = rotation_order(layout)
     if order:
         full = order + "".join(a for a in "XYZ" if a not in order)
@@ -270,11 +319,12 @@ def encode_joint(layout: tuple[str, ...], frame_rotations: FloatArray, translati
         angles = np.degrees(angles)
     for column, channel in enumerate(layout):
         if channel in ROTATION_CHANNELS:
-            out[:, column] = angles[:, order.index(channel[1].upper())]
+            out[..., column] = angles[..., order.index(channel[1].upper())]
         elif channel in TRANSLATION_CHANNELS and translations is not None:
-            out[:, column] = translations[:, TRANSLATION_CHANNELS.index(channel)]
+            out[..., column] = translations[..., TRANSLATION_CHANNELS.index(channel)]
         elif channel == LENGTH_CHANNEL and translations is not None and length_direction is not None:
-            out[:, column] = translations @ length_direction / max(float(length_direction @ length_direction), 1e-300)
+            squared = np.maximum(np.sum(length_direction * length_direction, axis=-1), 1e-300)
+            out[..., column] = np.sum(translations * length_direction, axis=-1) / squared
         elif channel == SCALE_CHANNEL:
-            out[:, column] = 1.0 if scales is None else scales
+            out[..., column] = 1.0 if scales is None else scales
     return out

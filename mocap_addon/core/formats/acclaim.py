@@ -19,6 +19,7 @@ on read-in, as the specification's text says, and leaves the unit unknown.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import warnings
@@ -28,15 +29,35 @@ from typing import Any
 import numpy as np
 
 from ..bones import choose_tails
-from ..errors import MocapFormatError
+from ..errors import MocapFormatError, MocapWriteError
 from ..kinematics import local_transforms, rest_pose
 from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, encode_motion
 from ..rotations import euler_to_matrix, matrix_to_euler
-from .textio import atomic_write, decode_text, number_problem
+from .textio import (
+    WHOLE_NUMBER,
+    WHOLE_NUMBER_LIMIT,
+    atomic_write,
+    decode_text,
+    long_line_token_counts,
+    number_problem,
+    number_text,
+    quote,
+    require_writable,
+    rounded,
+    safe_names,
+    shorten,
+    token_count,
+    unix_line_ends,
+    whole_number_problem,
+)
 
 LENGTH_READINGS = ("cmu", "spec")
 DOF_TOKENS = {"rx": "rx", "ry": "ry", "rz": "rz", "tx": "tx", "ty": "ty", "tz": "tz", "l": "l"}
 _SEPARATORS = re.compile(r"[,()]")
+_MOST_FIELDS = 8  # on an AMC line: a bone name and at most seven dofs
+_MOST_ASF_FIELDS = 64  # on an ASF line outside :hierarchy (a dof line has eight)
+# A bone name is one word without the characters ASF reads as separators, and no keyword (":name").
+_UNSAFE_IN_NAMES = re.compile(r"[\s,()#]+|^:")
 
 
 def applied_order(tokens: list[str] | str) -> str:
@@ -73,46 +94,60 @@ class AsfSkeleton:
     length_unit: float
     angle_in_degrees: bool
     header: dict[str, Any]
+    path: str = "<data>"
+    length_unit_line: int | None = None
 
 
-def _tokens(raw: bytes) -> list[str]:
-    return _SEPARATORS.sub(" ", decode_text(raw).split("#", 1)[0]).split()
+def _text(raw: bytes) -> str:
+    """A line's text with comments cut and separators turned into spaces."""
+    return _SEPARATORS.sub(" ", decode_text(raw).split("#", 1)[0]).strip()
 
 
-def _number(token: str, path: str, line: int, what: str) -> float:
-    lowered = token.lower()
-    if lowered in ("inf", "+inf", "-inf"):
-        return float(lowered)
+def _number(token: str, path: str, line: int, what: str, unbounded: bool = False) -> float:
+    """A finite number; ``unbounded`` also takes ``inf`` and ``-inf`` (a limit that does not limit)."""
+    if unbounded and token.lower() in ("inf", "+inf", "-inf"):
+        return float(token)
     problem = number_problem(token)
     if problem:
         raise MocapFormatError(f"{what}: {problem}", path, line)
     return float(token)
 
 
-def _numbers(tokens: list[str], count: int, path: str, line: int, what: str) -> np.ndarray:
+def _numbers(tokens: list[str], count: int, path: str, line: int, what: str, unbounded: bool = False) -> np.ndarray:
     if len(tokens) < count:
         raise MocapFormatError(f"{what} needs {count} numbers, found {len(tokens)}", path, line)
-    return np.array([_number(t, path, line, what) for t in tokens[:count]])
+    return np.array([_number(t, path, line, what, unbounded) for t in tokens[:count]])
 
 
 def parse_asf(data: bytes, path: str = "<data>") -> AsfSkeleton:
     """Parse ASF bytes into bones and hierarchy (lengths and angles as written)."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    lines = [(n, _tokens(raw)) for n, raw in enumerate(data.split(b"\n"), start=1)]
-    lines = [(n, t) for n, t in lines if t]
-    if not lines or not lines[0][1][0].startswith(":"):
-        first = lines[0] if lines else (1, ["(empty)"])
-        raise MocapFormatError(f"not an ASF file: expected ':version' or another keyword, found {first[1][0][:30]!r}",
-                               path, first[0])
+    data = unix_line_ends(data)
+    lines = [(n, text) for n, raw in enumerate(data.split(b"\n"), start=1) if (text := _text(raw))]
+    if not lines or not lines[0][1].startswith(":"):
+        first = lines[0] if lines else (1, "(empty)")
+        raise MocapFormatError("not an ASF file: expected ':version' or another keyword, "
+                               f"found {quote(first[1].split(maxsplit=1)[0], 30)}", path, first[0])
     header: dict[str, Any] = {"documentation": []}
-    length_unit, degrees = 1.0, True
+    length_unit, length_unit_line, degrees = 1.0, None, True
     root = Bone("root", 1)
     bones: list[Bone] = [root]
+    bone_names = {root.name}
     hierarchy: list[tuple[int, list[str]]] = []
     section = ""
     current: Bone | None = None
-    for number, tokens in lines:
+    for number, text in lines:
+        if section == ":documentation" and not text.startswith(":"):
+            header["documentation"].append(text)  # free text, kept whole
+            continue
+        # Split no further than any ASF line goes, so a 50 MB line costs no more than reading it
+        # (a hierarchy line names fewer bones than the file has lines).
+        most = len(lines) if section == ":hierarchy" else _MOST_ASF_FIELDS
+        tokens = text.split(maxsplit=most)
+        if len(tokens) > most:
+            raise MocapFormatError(f"{token_count(text.encode())} fields on one line, more than an ASF line "
+                                   f"holds here ({most})", path, number)
         keyword = tokens[0].lower()
         if keyword.startswith(":"):
             section = keyword
@@ -123,7 +158,7 @@ def parse_asf(data: bytes, path: str = "<data>") -> AsfSkeleton:
             elif section == ":root":
                 root.line = number
             if current is not None:
-                raise MocapFormatError(f"bone {current.name!r} has no 'end'", path, current.line)
+                raise MocapFormatError(f"bone {quote(current.name)} has no 'end'", path, current.line)
             continue
         if section == ":units":
             if len(tokens) != 2:
@@ -131,50 +166,51 @@ def parse_asf(data: bytes, path: str = "<data>") -> AsfSkeleton:
                                        path, number)
             if keyword == "angle":
                 if tokens[1].lower() not in ("deg", "rad", "degrees", "radians"):
-                    raise MocapFormatError(f"angle unit must be deg or rad, found {tokens[1]!r}", path, number)
+                    raise MocapFormatError(f"angle unit must be deg or rad, found {quote(tokens[1])}", path, number)
                 degrees = tokens[1].lower().startswith("deg")
             else:
-                value = _number(tokens[1], path, number, f"units {keyword}")
+                value = _number(tokens[1], path, number, f"units {shorten(keyword)}")
                 if keyword == "length":
                     if not value > 0:
                         raise MocapFormatError("length unit must be positive", path, number)
-                    length_unit = value
+                    if not math.isfinite(0.0254 / value):
+                        raise MocapFormatError(f"length unit {quote(tokens[1])} is too small", path, number)
+                    length_unit, length_unit_line = value, number
                 header.setdefault("units", {})[keyword] = value
-        elif section == ":documentation":
-            header["documentation"].append(" ".join(tokens))
         elif section == ":root":
             _read_root_line(root, keyword, tokens, path, number, header)
         elif section == ":bonedata":
             if keyword == "begin":
                 if current is not None:
-                    raise MocapFormatError(f"'begin' inside bone {current.name!r}", path, number)
+                    raise MocapFormatError(f"'begin' inside bone {quote(current.name)}", path, number)
                 current = Bone("", number)
             elif keyword == "end":
                 if current is None:
                     raise MocapFormatError("'end' without 'begin'", path, number)
                 if not current.name:
                     raise MocapFormatError("bone without a name", path, current.line)
-                if any(b.name == current.name for b in bones):
-                    raise MocapFormatError(f"bone {current.name!r} defined twice", path, current.line)
+                if current.name in bone_names:
+                    raise MocapFormatError(f"bone {quote(current.name)} defined twice", path, current.line)
                 if len(current.limits) not in (0, len(current.dof)):
-                    raise MocapFormatError(f"bone {current.name!r}: {len(current.limits)} limits for "
+                    raise MocapFormatError(f"bone {quote(current.name)}: {len(current.limits)} limits for "
                                            f"{len(current.dof)} dofs", path, current.line)
                 bones.append(current)
+                bone_names.add(current.name)
                 current = None
             elif current is None:
-                raise MocapFormatError(f"{tokens[0]!r} outside a begin/end block", path, number)
+                raise MocapFormatError(f"{quote(tokens[0])} outside a begin/end block", path, number)
             else:
                 _read_bone_line(current, keyword, tokens, path, number)
         elif section == ":hierarchy":
-            if keyword in ("begin", "end"):
-                continue
+            if keyword in ("begin", "end") and len(tokens) == 1:
+                continue  # a bone called "end" may still list its children
             hierarchy.append((number, tokens))
         elif section == "":
-            raise MocapFormatError(f"unexpected {tokens[0][:30]!r} before the first keyword", path, number)
+            raise MocapFormatError(f"unexpected {quote(tokens[0], 30)} before the first keyword", path, number)
     if current is not None:
-        raise MocapFormatError(f"bone {current.name!r} has no 'end'", path, current.line)
+        raise MocapFormatError(f"bone {quote(current.name)} has no 'end'", path, current.line)
     parents = _read_hierarchy(bones, hierarchy, path)
-    return AsfSkeleton(bones, parents, length_unit, degrees, header)
+    return AsfSkeleton(bones, parents, length_unit, degrees, header, path, length_unit_line)
 
 
 def _read_root_line(root: Bone, keyword: str, tokens: list[str], path: str, number: int,
@@ -183,12 +219,12 @@ def _read_root_line(root: Bone, keyword: str, tokens: list[str], path: str, numb
         dof = [t.lower() for t in tokens[1:]]
         unknown = [t for t in dof if t not in DOF_TOKENS or t == "l"]
         if unknown or len(set(dof)) != len(dof):
-            raise MocapFormatError(f"bad root order {' '.join(tokens[1:])!r}", path, number)
+            raise MocapFormatError(f"bad root order {quote(' '.join(tokens[1:]))}", path, number)
         root.dof = dof
     elif keyword == "axis":
         order = tokens[1].upper() if len(tokens) > 1 else ""
         if sorted(order) != ["X", "Y", "Z"]:
-            raise MocapFormatError(f"root axis must be an order like XYZ, found {order!r}", path, number)
+            raise MocapFormatError(f"root axis must be an order like XYZ, found {quote(order)}", path, number)
         root.axis_order = order
     elif keyword == "position":
         root.direction = _numbers(tokens[1:], 3, path, number, "root position")
@@ -204,9 +240,7 @@ def _read_bone_line(bone: Bone, keyword: str, tokens: list[str], path: str, numb
             raise MocapFormatError("a bone name is one word", path, number)
         bone.name = tokens[1]
     elif keyword == "direction":
-        direction = _numbers(tokens[1:], 3, path, number, "direction")
-        size = float(np.linalg.norm(direction))
-        bone.direction = direction / size if size > 0 else direction
+        bone.direction = _direction_and_length(_numbers(tokens[1:], 3, path, number, "direction"))[0]
     elif keyword == "length":
         bone.length = float(_numbers(tokens[1:], 1, path, number, "length")[0])
         if bone.length < 0 or not np.isfinite(bone.length):
@@ -215,22 +249,32 @@ def _read_bone_line(bone: Bone, keyword: str, tokens: list[str], path: str, numb
         bone.axis_angles = _numbers(tokens[1:], 3, path, number, "axis")
         order = tokens[4].upper() if len(tokens) > 4 else "XYZ"
         if sorted(order) != ["X", "Y", "Z"]:
-            raise MocapFormatError(f"axis order must be like XYZ, found {order!r}", path, number)
+            raise MocapFormatError(f"axis order must be like XYZ, found {quote(order)}", path, number)
         bone.axis_order = order
     elif keyword == "dof":
         dof = [t.lower() for t in tokens[1:]]
         unknown = [t for t in dof if t not in DOF_TOKENS]
         if unknown:
-            raise MocapFormatError(f"unknown dof {unknown[0]!r}", path, number)
+            raise MocapFormatError(f"unknown dof {quote(unknown[0])}", path, number)
         if len(set(dof)) != len(dof):
             raise MocapFormatError("a dof appears twice", path, number)
         bone.dof = dof
     elif keyword == "limits":
-        bone.limits.append(tuple(_numbers(tokens[1:], 2, path, number, "limits")))  # type: ignore[arg-type]
+        bone.limits.append(tuple(_numbers(tokens[1:], 2, path, number, "limits", True)))  # type: ignore[arg-type]
     elif keyword.replace(".", "").replace("-", "").isdigit() or (bone.limits and len(tokens) == 2):
-        bone.limits.append(tuple(_numbers(tokens, 2, path, number, "limits")))  # type: ignore[arg-type]
+        bone.limits.append(tuple(_numbers(tokens, 2, path, number, "limits", True)))  # type: ignore[arg-type]
     else:
         bone.extras[keyword] = " ".join(tokens[1:])
+
+
+def _direction_and_length(vector: np.ndarray) -> tuple[np.ndarray, float]:
+    """Unit vector and length of ``vector`` (zero stays zero), without overflow for huge components."""
+    largest = float(np.abs(vector).max())
+    if largest == 0:
+        return vector, 0.0
+    scaled = vector / largest  # first, so the norm cannot overflow
+    size = float(np.linalg.norm(scaled))
+    return scaled / size, largest * size
 
 
 def _read_hierarchy(bones: list[Bone], hierarchy: list[tuple[int, list[str]]], path: str) -> list[int]:
@@ -239,24 +283,27 @@ def _read_hierarchy(bones: list[Bone], hierarchy: list[tuple[int, list[str]]], p
     for number, tokens in hierarchy:
         for name in tokens:
             if name not in index:
-                raise MocapFormatError(f"hierarchy names unknown bone {name!r}", path, number)
+                raise MocapFormatError(f"hierarchy names unknown bone {quote(name)}", path, number)
         parent = index[tokens[0]]
         for name in tokens[1:]:
             child = index[name]
             if child == 0 or child in parent_of:
-                raise MocapFormatError(f"bone {name!r} has two parents" if child else "root cannot be a child",
+                raise MocapFormatError(f"bone {quote(name)} has two parents" if child else "root cannot be a child",
                                        path, number)
             parent_of[child] = parent
     missing = [b for n, b in enumerate(bones) if n and n not in parent_of]
     if missing:
-        raise MocapFormatError(f"bone {missing[0].name!r} is not in the hierarchy", path, missing[0].line)
+        raise MocapFormatError(f"bone {quote(missing[0].name)} is not in the hierarchy", path, missing[0].line)
+    reaches_root = {0}  # bones whose chain of parents is known to end at the root
     for start in parent_of:
-        seen, node = set(), start
-        while node in parent_of:
-            if node in seen:
-                raise MocapFormatError(f"hierarchy cycle through {bones[node].name!r}", path, bones[node].line)
-            seen.add(node)
+        chain: dict[int, None] = {}  # insertion-ordered set
+        node = start
+        while node not in reaches_root:
+            if node in chain:
+                raise MocapFormatError(f"hierarchy cycle through {quote(bones[node].name)}", path, bones[node].line)
+            chain[node] = None
             node = parent_of[node]
+        reaches_root.update(chain)
     return [parent_of.get(n, -1) for n in range(len(bones))]
 
 
@@ -276,36 +323,48 @@ def _clip(asf: AsfSkeleton, values: np.ndarray, path: str, length_reading: str, 
     factor = asf.length_unit if length_reading == "spec" else 1.0
     order = _parent_first(asf.parents)
     bones = [asf.bones[i] for i in order]
-    parents = [-1 if asf.parents[i] < 0 else order.index(asf.parents[i]) for i in order]
+    position = {bone: n for n, bone in enumerate(order)}
+    parents = [-1 if asf.parents[i] < 0 else position[asf.parents[i]] for i in order]
     to_radians = np.pi / 180 if asf.angle_in_degrees else 1.0
     # Axis angles are listed in the order they are applied; composition runs the other way.
-    axes = np.stack([euler_to_matrix(b.axis_angles[::-1] * to_radians, applied_order(b.axis_order))
-                     for b in bones])
+    axes = np.empty((len(bones), 3, 3))
+    by_order: dict[str, list[int]] = {}
+    for joint, bone in enumerate(bones):
+        by_order.setdefault(bone.axis_order, []).append(joint)
+    for axis_order, joints in by_order.items():
+        angles = np.array([bones[j].axis_angles[::-1] for j in joints]) * to_radians
+        axes[joints] = euler_to_matrix(angles, applied_order(axis_order))
     # The root's frame is its orientation; it starts at its position.
-    vectors = np.array([b.length * b.direction for b in bones]) * factor
-    vectors[0] = 0.0
-    rest = np.empty_like(axes)
-    offsets = np.zeros((len(bones), 3))
-    for joint, parent in enumerate(parents):
-        if parent < 0:
-            rest[joint] = axes[joint]
-            offsets[joint] = bones[joint].direction * factor
-        else:
-            rest[joint] = axes[parent].T @ axes[joint]
-            offsets[joint] = axes[parent].T @ vectors[parent]
+    file_directions = np.array([b.direction for b in bones])
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported just below
+        vectors = np.array([b.length for b in bones])[:, None] * file_directions * factor
+        vectors[0] = 0.0
+        motion = _arrange(values, bones, order, asf, factor, angle_degrees)
+        root_position = file_directions[0] * factor
+    if not (np.isfinite(vectors).all() and np.isfinite(motion).all() and np.isfinite(root_position).all()):
+        # Only a length unit read as a factor ("spec") can take finite lengths past the largest float.
+        raise MocapFormatError(f"lengths overflow once multiplied by the length unit {asf.length_unit:g}",
+                               asf.path, asf.length_unit_line)
+    into_own_frame = np.swapaxes(axes, 1, 2)  # world (bone axis frame) vectors -> the joint's own frame
+    local_vectors = (into_own_frame @ vectors[..., None])[..., 0]
+    parent_index = np.array(parents)
+    rooted = parent_index < 0
+    parent_frame = into_own_frame[np.maximum(parent_index, 0)]
+    rest = np.where(rooted[:, None, None], axes, parent_frame @ axes)
+    offsets = np.where(rooted[:, None], root_position,
+                       (parent_frame @ vectors[np.maximum(parent_index, 0), :, None])[..., 0])
     has_child = np.zeros(len(bones), dtype=bool)
-    has_child[[p for p in parents if p >= 0]] = True
-    end_sites = [np.zeros((0, 3)) if has_child[j] or not vectors[j].any() else (axes[j].T @ vectors[j])[None]
+    has_child[parent_index[~rooted]] = True
+    end_sites = [np.zeros((0, 3)) if has_child[j] or not vectors[j].any() else local_vectors[j][None]
                  for j in range(len(bones))]
     layouts = [file_layout(b.dof) for b in bones]
-    directions = np.array([axes[j].T @ b.direction for j, b in enumerate(bones)])
+    directions = (into_own_frame @ file_directions[..., None])[..., 0]
     skeleton = Skeleton([b.name for b in bones], parents, offsets, layouts, end_sites, rest,
                         np.zeros(len(bones), dtype=bool), np.array([p >= 0 for p in parents]), directions)
-    motion = _arrange(values, [asf.bones[i] for i in order], order, asf, factor, angle_degrees)
     unit = 0.0254 / asf.length_unit if length_reading == "cmu" else None
     metadata = {
         "format": "amc", "source": path, "warnings": warnings_found, "length_reading": length_reading,
-        "bone_vectors": [(axes[j].T @ vectors[j]).tolist() for j in range(len(bones))],
+        "bone_vectors": local_vectors.tolist(),
         "asf": {"header": asf.header, "length_unit": asf.length_unit, "root_axis": bones[0].axis_order,
                 "limits": {b.name: [list(bounds) for bounds in b.limits] for b in bones if b.limits},
                 "dof": {b.name: b.dof for b in bones}, "ids": {b.name: b.extras.get("id") for b in bones}},
@@ -348,7 +407,14 @@ def _arrange(values: np.ndarray, bones: list[Bone], order: list[int], asf: AsfSk
 
 
 def _is_frame_number(tokens: list[str]) -> bool:
-    return len(tokens) == 1 and tokens[0].isdigit()
+    return len(tokens) == 1 and WHOLE_NUMBER.match(tokens[0]) is not None
+
+
+def _frame_number(token: str, path: str, line: int) -> int:
+    problem = whole_number_problem(token, signed=True)
+    if problem:
+        raise MocapFormatError(f"frame number {problem}", path, line)
+    return int(token)
 
 
 def parse_amc(data: bytes, asf: AsfSkeleton, path: str = "<data>", *,
@@ -359,23 +425,27 @@ def parse_amc(data: bytes, asf: AsfSkeleton, path: str = "<data>", *,
     pass that names the first bad line."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    raw_lines = data.split(b"\n")
-    degrees = True
+    raw_lines = unix_line_ends(data).split(b"\n")
+    degrees, has_header = True, False
     body_start = len(raw_lines)
     for number, raw in enumerate(raw_lines):
         text = decode_text(raw).strip()
         if not text or text.startswith("#"):
             continue
         if text.startswith(":"):
-            keyword = text.split()[0].upper()
+            keyword = text.split(maxsplit=1)[0].upper()
             if keyword in (":RADIANS", ":DEGREES"):
                 degrees = keyword == ":DEGREES"
+            has_header = True
             continue
-        if not _is_frame_number(text.split()):
-            raise MocapFormatError(f"expected a frame number, found {text[:30]!r}", path, number + 1)
+        if not _is_frame_number(text.split(maxsplit=1)):
+            raise MocapFormatError(f"expected a frame number, found {quote(text, 30)}", path, number + 1)
         body_start = number
         break
     if body_start == len(raw_lines):
+        if not has_header:
+            raise MocapFormatError("no AMC header (:FULLY-SPECIFIED, :DEGREES) and no frames", path,
+                                   len(data[:len(data.rstrip())].split(b"\n")))
         return np.zeros((0, sum(len(b.dof) for b in asf.bones))), 1, degrees, []
     body = b"\n".join(raw_lines[body_start:])
     values = _bulk_frames(body, asf)
@@ -387,22 +457,24 @@ def parse_amc(data: bytes, asf: AsfSkeleton, path: str = "<data>", *,
 
 def _bulk_frames(body: bytes, asf: AsfSkeleton) -> tuple[np.ndarray, int] | None:
     """Values and first frame number if every frame repeats the first frame's layout exactly."""
+    moving = {b.name: b for b in asf.bones if b.dof}
+    if any(count > _MOST_FIELDS for count in long_line_token_counts(body, _MOST_FIELDS * 64)):
+        return None  # the line-by-line pass names that line without splitting it all
     tokens = decode_text(body).split()
-    moving = [b for b in asf.bones if b.dof]
-    period = 1 + sum(1 + len(b.dof) for b in moving)
+    period = 1 + sum(1 + len(b.dof) for b in moving.values())
     if not tokens or len(tokens) % period:
         return None
     frames = len(tokens) // period
     names, widths, position = [], [], 1
     while position < period:
         name = tokens[position]
-        bone = next((b for b in moving if b.name == name), None)
+        bone = moving.get(name)
         if bone is None:
             return None
         names.append(name)
         widths.append(len(bone.dof))
         position += 1 + len(bone.dof)
-    if position != period or sorted(names) != sorted(b.name for b in moving):
+    if position != period or sorted(names) != sorted(moving):
         return None
     offsets = np.concatenate([[1], np.cumsum([1 + w for w in widths])[:-1] + 1])
     for name, offset in zip(names, offsets):
@@ -419,7 +491,8 @@ def _bulk_frames(body: bytes, asf: AsfSkeleton) -> tuple[np.ndarray, int] | None
             values = table[:, keep].astype(np.float64)
     except ValueError:
         return None
-    if not np.isfinite(values).all() or np.any(np.diff(numbers) != 1):
+    if (not np.isfinite(values).all() or np.any(np.diff(numbers) != 1) or numbers[0] != np.round(numbers[0])
+            or abs(numbers[0]) + frames >= WHOLE_NUMBER_LIMIT):
         return None
     # Columns are in the file's bone order; put them in ASF bone order.
     file_columns: dict[str, list[int]] = {}
@@ -448,7 +521,7 @@ def _frames_by_line(raw_lines: list[bytes], body_start: int, asf: AsfSkeleton, p
         missing = [n for n in order if n not in current]
         if missing:
             if not lenient or len(frames) == 1:
-                raise MocapFormatError(f"frame {numbers[-1]} has no line for bone {missing[0]!r}", path,
+                raise MocapFormatError(f"frame {numbers[-1]} has no line for bone {quote(missing[0])}", path,
                                        frame_lines[-1])
             for name in missing:
                 current[name] = frames[-2][name]
@@ -456,12 +529,12 @@ def _frames_by_line(raw_lines: list[bytes], body_start: int, asf: AsfSkeleton, p
 
     for number, raw in enumerate(raw_lines[body_start:], start=body_start + 1):
         text = decode_text(raw).split("#", 1)[0]
-        tokens = text.split()
+        tokens = text.split(maxsplit=_MOST_FIELDS)
         if not tokens:
             continue
         if _is_frame_number(tokens):
             close_frame()
-            frame = int(tokens[0])
+            frame = _frame_number(tokens[0], path, number)
             if numbers and frame != numbers[-1] + 1:
                 raise MocapFormatError(f"frame {frame} follows frame {numbers[-1]}", path, number)
             numbers.append(frame)
@@ -472,24 +545,25 @@ def _frames_by_line(raw_lines: list[bytes], body_start: int, asf: AsfSkeleton, p
         if name not in moving:
             known = any(b.name == name for b in asf.bones)
             reason = "has no dof" if known else "is not in the skeleton"
-            raise MocapFormatError(f"bone {name!r} {reason}", path, number)
+            raise MocapFormatError(f"bone {quote(name)} {reason}", path, number)
         bone = moving[name]
         if len(tokens) - 1 != len(bone.dof):
-            raise MocapFormatError(f"bone {name!r} needs {len(bone.dof)} values ({' '.join(bone.dof)}), "
-                                   f"found {len(tokens) - 1}", path, number)
+            found = len(tokens) if len(tokens) <= _MOST_FIELDS else token_count(text.encode())
+            raise MocapFormatError(f"bone {quote(name)} needs {len(bone.dof)} values ({' '.join(bone.dof)}), "
+                                   f"found {found - 1}", path, number)
         if name in frames[-1]:
-            raise MocapFormatError(f"bone {name!r} appears twice in frame {numbers[-1]}", path, number)
+            raise MocapFormatError(f"bone {quote(name)} appears twice in frame {numbers[-1]}", path, number)
         values = []
-        for token in tokens[1:]:
-            problem = number_problem(token)
+        for match in list(re.finditer(r"\S+", text))[1:]:
+            problem = number_problem(match.group())
             if problem:
-                raise MocapFormatError(f"bone {name!r}: {problem}", path, number, text.find(token) + 1)
-            values.append(float(token))
+                raise MocapFormatError(f"bone {quote(name)}: {problem}", path, number, match.start() + 1)
+            values.append(float(match.group()))
         frames[-1][name] = values
     close_frame()
     table = np.array([[v for name in order for v in frame[name]] for frame in frames]).reshape(
         len(frames), sum(len(moving[n].dof) for n in order))
-    notes = [f"bone {name!r} missing in {count} frame(s): previous values held" for name, count in held.items()]
+    notes = [f"bone {quote(name)} missing in {count} frame(s): previous values held" for name, count in held.items()]
     return table, numbers[0] if numbers else 1, notes
 
 
@@ -528,16 +602,16 @@ class _Plan:
     vectors: np.ndarray  # world rest bone vector of each joint (J, 3)
 
 
-def _bone_name(name: str) -> str:
-    """A name ASF can hold: one word without the characters it reads as whitespace."""
-    return re.sub(r"[\s,()#]+", "_", name) or "bone"
-
-
 def acclaim_form(clip: Clip) -> _Plan:
     """The clip as ASF/AMC holds it: each joint a bone from its origin to where its children
     start; a child elsewhere gets a dofless bone from there (as CMU's hip joints).
     Rest frames are kept as the bones' axes, so frame rotations stay as they are."""
+    require_writable(clip, "ASF/AMC")
     skeleton = clip.skeleton
+    root_names = [skeleton.names[j] for j, parent in enumerate(skeleton.parents) if parent < 0]
+    if len(root_names) > 1:
+        raise MocapWriteError(f"cannot write ASF/AMC: it holds one root, the clip has {len(root_names)}: "
+                              + ", ".join(quote(n) for n in root_names[:3]) + (", ..." if len(root_names) > 3 else ""))
     rotations, heads = rest_pose(skeleton)
     stored = clip.metadata.get("bone_vectors")
     sites = [heads[j] + (rotations[j] @ e.T).T for j, e in enumerate(skeleton.end_sites)]
@@ -558,16 +632,18 @@ def acclaim_form(clip: Clip) -> _Plan:
     for joint, parent in enumerate(skeleton.parents):
         new_parent = -1 if parent < 0 else index_of[parent]
         if parent >= 0 and np.linalg.norm(heads[joint] - (heads[parent] + vectors[parent])) > 1e-9 * extent:
-            names.append(_bone_name(f"{skeleton.names[parent]}_to_{skeleton.names[joint]}"))
+            names.append(f"{skeleton.names[parent]}_to_{skeleton.names[joint]}")
             parents.append(new_parent)
             source.append(parent)
             dummy_of.append(joint)
             new_parent = len(names) - 1
-        names.append(_bone_name(skeleton.names[joint]))
+        names.append(skeleton.names[joint])
         parents.append(new_parent)
         source.append(joint)
         dummy_of.append(-1)
         index_of[joint] = len(names) - 1
+    # Joint 0 is the root, which ASF calls "root": a later joint of that name is renamed.
+    names = safe_names(["root", *names[1:]], _UNSAFE_IN_NAMES, fallback="bone")
     count = len(names)
     source_array = np.array(source)
     is_dummy = np.array(dummy_of) >= 0
@@ -602,7 +678,7 @@ def acclaim_form(clip: Clip) -> _Plan:
     rotation, translation, scales = local_transforms(clip)
     dropped = [j for j, c in enumerate(skeleton.channels) if "s" in c]
     if np.any(np.abs(scales[:, dropped] - 1.0) > 1e-5):
-        raise ValueError("the clip scales joints, which ASF/AMC cannot hold")
+        raise MocapWriteError("cannot write ASF/AMC: the clip scales joints, which ASF/AMC cannot hold")
     frames = clip.frame_count
     frame_rotation = np.broadcast_to(np.eye(3), (frames, count, 3, 3)).copy()
     channel_translation = np.zeros((frames, count, 3))
@@ -620,6 +696,9 @@ def acclaim_form(clip: Clip) -> _Plan:
     motion = encode_motion(target, frame_rotation, channel_translation)
     result = Clip(target, motion, clip.frame_time, clip.start_frame, clip.unit_in_metres, clip.up_axis,
                   dict(clip.metadata))
+    require_writable(result, "ASF/AMC")
+    if not (np.isfinite(axes).all() and np.isfinite(new_vectors).all()):
+        raise MocapWriteError("cannot write ASF/AMC: bone axes or lengths overflow (the skeleton is too large)")
     return _Plan(result, axes, new_vectors)
 
 
@@ -629,7 +708,7 @@ def _listed_angles(matrices: np.ndarray, order: str = "XYZ") -> np.ndarray:
 
 
 def _number_text(values: np.ndarray, precision: int) -> str:
-    return " ".join(f"{v + 0.0:.{precision}g}" for v in values)
+    return " ".join(number_text(v, precision) for v in values)
 
 
 def format_asf(plan: _Plan, name: str, precision: int = 10) -> str:
@@ -645,17 +724,21 @@ def format_asf(plan: _Plan, name: str, precision: int = 10) -> str:
              "  mass 1.0", f"  length {unit:.9g}", "  angle deg", ":documentation"]
     lines += [f"   {line}" for line in asf_meta.get("header", {}).get("documentation", [])] or ["   Mocap I/O"]
     root = 0
+    axis_angles = _listed_angles(plan.axes)
     root_dof = file_layout(list(skeleton.channels[root]))
     lines += [":root", "   order " + " ".join(t.upper() for t in root_dof), "   axis XYZ",
               "   position " + _number_text(skeleton.offsets[root] / factor, precision),
-              "   orientation " + _number_text(_listed_angles(plan.axes[root]), precision), ":bonedata"]
+              "   orientation " + _number_text(axis_angles[root], precision), ":bonedata"]
     for joint in range(1, skeleton.joint_count):
-        vector = plan.vectors[joint] / factor
-        length = float(np.linalg.norm(vector))
-        direction = vector / length if length > 0 else np.array([0.0, 1.0, 0.0])
+        direction, length = _direction_and_length(plan.vectors[joint] / factor)
+        if not np.isfinite(length):
+            raise MocapWriteError(f"cannot write ASF: bone {quote(skeleton.names[joint])} is too long for a float")
+        if length == 0:
+            direction = np.array([0.0, 1.0, 0.0])
         lines += ["  begin", f"     id {joint}", f"     name {skeleton.names[joint]}",
-                  "     direction " + _number_text(direction, precision), f"     length {length:.{precision}g}",
-                  "     axis " + _number_text(_listed_angles(plan.axes[joint]), precision) + "  XYZ"]
+                  "     direction " + _number_text(direction, precision),
+                  f"     length {number_text(length, precision)}",
+                  "     axis " + _number_text(axis_angles[joint], precision) + "  XYZ"]
         dof = file_layout(list(skeleton.channels[joint]))
         if dof:
             lines.append("    dof " + " ".join(dof))
@@ -690,7 +773,10 @@ def format_amc(plan: _Plan, asf_name: str, precision: int = 6) -> str:
         row.append(("root" if joint == 0 else skeleton.names[joint]) + f" %.{precision}f" * len(dof))
     header = f"#!OML:ASF {asf_name}\n# written by Mocap I/O\n:FULLY-SPECIFIED\n:DEGREES\n"
     numbers = np.arange(clip.start_frame, clip.start_frame + clip.frame_count)
-    table = np.column_stack([numbers, np.round(clip.motion[:, columns] * np.array(scales), precision) + 0.0])
+    values = clip.motion[:, columns] * np.array(scales)
+    if not np.isfinite(values).all():
+        raise MocapWriteError("cannot write AMC: translations overflow in the ASF's length unit")
+    table = np.column_stack([numbers, rounded(values, precision)])
     return header + ("\n".join(row) + "\n") * clip.frame_count % tuple(table.ravel().tolist())
 
 

@@ -20,13 +20,29 @@ import numpy as np
 from ..errors import MocapFormatError
 from ..kinematics import conform
 from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton
-from .textio import atomic_write, decode_text, format_rows, number_problem
+from .textio import (
+    atomic_write,
+    decode_text,
+    format_rows,
+    long_line_token_counts,
+    number_problem,
+    number_text,
+    quote,
+    require_writable,
+    token_count,
+    unix_line_ends,
+    whole_number_problem,
+)
 
 _NON_SPACE = re.compile(rb"\S")
 _CHANNEL_TOKENS = {f"{a}{kind}": f"{'t' if kind == 'position' else 'r'}{a}"
                    for a in "xyz" for kind in ("position", "rotation")}
 _CHANNEL_NAMES = {token: name[0].upper() + name[1:] for name, token in _CHANNEL_TOKENS.items()}
 POSITION_MODES = ("replace", "add")
+# Bytes a motion row may take per value before its values are counted rather than handed to numpy.
+_ROW_BYTES = 64
+# Written files indent one tab per level up to this depth, so a 10,000-level chain stays linear in size.
+_MAX_INDENT = 32
 
 
 @dataclass
@@ -71,7 +87,7 @@ class _HierarchyParser:
         keyword, _, rest = stripped.replace("\t", " ").partition(" ")
         keyword_upper = keyword.upper()
         if self.pending is not None and stripped != "{":
-            raise self.error(f"expected '{{' after {self.pending.name!r}, found {stripped[:40]!r}", line)
+            raise self.error(f"expected '{{' after {quote(self.pending.name)}, found {quote(stripped)}", line)
         if stripped == "{":
             if self.pending is None:
                 raise self.error("'{' without a ROOT, JOINT or End Site before it", line)
@@ -82,7 +98,7 @@ class _HierarchyParser:
                 raise self.error("'}' closes nothing", line)
             node = self.stack.pop()
             if node.offset is None:
-                raise self.error(f"{node.name!r} has no OFFSET", node.line)
+                raise self.error(f"{quote(node.name)} has no OFFSET", node.line)
             if node.is_end_site:
                 self.end_sites.append((node.parent, node.offset))
         elif keyword_upper in ("ROOT", "JOINT"):
@@ -112,20 +128,23 @@ class _HierarchyParser:
             if node.is_end_site:
                 raise self.error("an End Site has no CHANNELS", line)
             tokens = rest.split()
-            if not tokens or not tokens[0].isdigit():
+            if not tokens:
                 raise self.error("CHANNELS must start with a count", line)
+            problem = whole_number_problem(tokens[0])
+            if problem:
+                raise self.error(f"CHANNELS must start with a count: {problem}", line)
             count, names = int(tokens[0]), tokens[1:]
             if count != len(names):
                 raise self.error(f"CHANNELS says {count} but names {len(names)}", line)
             for name in names:
                 token = _CHANNEL_TOKENS.get(name.lower())
                 if token is None:
-                    raise self.error(f"unknown channel {name!r}", line)
+                    raise self.error(f"unknown channel {quote(name)}", line)
                 if token in node.channels:
-                    raise self.error(f"channel {name!r} appears twice", line)
+                    raise self.error(f"channel {quote(name)} appears twice", line)
                 node.channels.append(token)
         else:
-            raise self.error(f"unexpected {stripped[:40]!r} in HIERARCHY", line)
+            raise self.error(f"unexpected {quote(stripped)} in HIERARCHY", line)
 
     def current(self, keyword: str, line: int) -> _Node:
         if not self.stack:
@@ -135,7 +154,7 @@ class _HierarchyParser:
     def skeleton(self, line: int, position_mode: str) -> Skeleton:
         if self.pending is not None or self.stack:
             node = self.pending or self.stack[-1]
-            raise self.error(f"{node.name!r} (line {node.line}) is not closed before MOTION", line)
+            raise self.error(f"{quote(node.name)} (line {node.line}) is not closed before MOTION", line)
         if not self.joints:
             raise self.error("no ROOT before MOTION", line)
         end_sites: list[list[list[float]]] = [[] for _ in self.joints]
@@ -171,7 +190,7 @@ def _header_value(data: bytes, position: int, line: int, path: str,
             continue
         key, colon, value = text.partition(":")
         if not colon or " ".join(key.split()).lower() != label.lower():
-            raise MocapFormatError(f"expected '{label}:', found {text[:40]!r}", path, line)
+            raise MocapFormatError(f"expected '{label}:', found {quote(text)}", path, line)
         return value.strip(), line, position
     raise MocapFormatError(f"missing '{label}:' after MOTION", path, line)
 
@@ -191,6 +210,7 @@ def parse_bvh(data: bytes, path: str = "<data>", *, position_mode: str = "replac
         raise ValueError(f"position_mode must be one of {POSITION_MODES}")
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    data = unix_line_ends(data)
     parser = _HierarchyParser(path)
     position, line = 0, 0
     seen_hierarchy = False
@@ -205,7 +225,7 @@ def parse_bvh(data: bytes, path: str = "<data>", *, position_mode: str = "replac
             continue
         if not seen_hierarchy:
             if text.upper() != "HIERARCHY":
-                raise MocapFormatError(f"not a BVH file: expected HIERARCHY, found {text[:30]!r}", path, line)
+                raise MocapFormatError(f"not a BVH file: expected HIERARCHY, found {quote(text, 30)}", path, line)
             seen_hierarchy = True
         elif text.upper() == "MOTION":
             break
@@ -214,13 +234,17 @@ def parse_bvh(data: bytes, path: str = "<data>", *, position_mode: str = "replac
     skeleton = parser.skeleton(line, position_mode)
 
     value, frames_line, position = _header_value(data, position, line, path, "Frames")
-    if not value.isdigit():
-        raise MocapFormatError(f"Frames: {value!r} is not a frame count", path, frames_line)
+    problem = whole_number_problem(value)
+    if problem:
+        raise MocapFormatError(f"Frames: needs a frame count: {problem}", path, frames_line)
     declared = int(value)
     value, time_line, position = _header_value(data, position, frames_line, path, "Frame Time")
     frame_time = _number(value, path, time_line, "Frame Time")
-    if not (np.isfinite(frame_time) and frame_time > 0):
-        raise MocapFormatError(f"Frame Time must be positive, found {value}", path, time_line)
+    if not frame_time > 0:
+        raise MocapFormatError(f"Frame Time must be positive, found {quote(value)}", path, time_line)
+    if not np.isfinite(1 / frame_time):
+        raise MocapFormatError(f"Frame Time {quote(value)} is too small: the frame rate would be infinite",
+                               path, time_line)
 
     channel_count = int(skeleton.channel_starts()[-1])
     motion = _parse_motion(data, position, channel_count, path, time_line)
@@ -243,6 +267,8 @@ def _parse_motion(data: bytes, start: int, channel_count: int, path: str, line_b
     """
     if _NON_SPACE.search(data, start) is None:
         return np.zeros((0 if channel_count else data.count(b"\n", start), channel_count))
+    if any(count != channel_count for count in long_line_token_counts(data[start:], _ROW_BYTES * channel_count)):
+        _raise_first_bad_line(data[start:], channel_count, path, line_before)
     stream = io.BytesIO(data)
     stream.seek(start)
     try:
@@ -260,17 +286,17 @@ def _raise_first_bad_line(block: bytes, channel_count: int, path: str, line_befo
     """Name the first bad value or row of a MOTION block (only runs on bad input)."""
     frame = 0
     for number, raw in enumerate(block.split(b"\n"), start=line_before + 1):
-        tokens = list(re.finditer(r"\S+", decode_text(raw)))
-        if not tokens:
+        count = token_count(raw)
+        if not count:
             continue
         frame += 1
-        for match in tokens:
-            problem = number_problem(match.group())
+        if count != channel_count:
+            raise MocapFormatError(f"expected {channel_count} values in frame {frame}, found {count}", path, number)
+        for match in re.finditer(rb"\S+", raw):
+            problem = number_problem(decode_text(match.group()))
             if problem:
-                raise MocapFormatError(f"frame {frame}: {problem}", path, number, match.start() + 1)
-        if len(tokens) != channel_count:
-            raise MocapFormatError(f"expected {channel_count} values in frame {frame}, found {len(tokens)}",
-                                   path, number)
+                column = len(decode_text(raw[:match.start()])) + 1
+                raise MocapFormatError(f"frame {frame}: {problem}", path, number, column)
     raise MocapFormatError("unreadable MOTION data", path, line_before + 1)
 
 
@@ -300,6 +326,12 @@ def bvh_layout(clip: Clip, default_order: str = "ZXY") -> list[tuple[str, ...]]:
     return layouts
 
 
+def _joint_name(name: str) -> str:
+    """``name`` as the reader will read it back: one line, no '{' at its end, not empty."""
+    name = re.sub(r"[\r\n]+", "_", name).strip()
+    return name + "_" if name.endswith("{") else name or "joint"
+
+
 def write_bvh(clip: Clip, path: str | os.PathLike[str], *, precision: int = 6,
               position_mode: str = "replace") -> None:
     """Write ``clip`` as BVH (atomically: a temporary file renamed into place)."""
@@ -310,17 +342,18 @@ def format_bvh(clip: Clip, *, precision: int = 6, position_mode: str = "replace"
     """The BVH text for ``clip``; motion is formatted in one vectorised call."""
     if position_mode not in POSITION_MODES:
         raise ValueError(f"position_mode must be one of {POSITION_MODES}")
+    require_writable(clip, "BVH", numbered=False)
     layouts = bvh_layout(clip)
     replaces = [position_mode == "replace" and any(c in TRANSLATION_CHANNELS for c in layout)
                 for layout in layouts]
     clip = conform(clip, layouts, np.array(replaces, dtype=bool))
+    require_writable(clip, "BVH", numbered=False)
     skeleton = clip.skeleton
     lines = ["HIERARCHY"]
     children = skeleton.child_lists()
-    offset_format = "{:.9g}"
 
     def offset_line(indent: str, offset: np.ndarray) -> str:
-        return f"{indent}OFFSET " + " ".join(offset_format.format(v + 0.0) for v in offset)
+        return f"{indent}OFFSET " + " ".join(number_text(v, 9) for v in offset)
 
     # Depth-first without recursion: a stack of (joint, depth) and closing markers.
     # The file lists joints depth first, so the motion columns follow that order.
@@ -330,13 +363,13 @@ def format_bvh(clip: Clip, *, precision: int = 6, position_mode: str = "replace"
     columns: list[int] = []
     while stack:
         joint, depth = stack.pop()
+        indent = "\t" * min(depth, _MAX_INDENT)
         if joint < 0:
-            lines.append("\t" * depth + "}")
+            lines.append(indent + "}")
             continue
         columns.extend(range(starts[joint], starts[joint + 1]))
-        indent = "\t" * depth
         keyword = "ROOT" if skeleton.parents[joint] < 0 else "JOINT"
-        lines.append(f"{indent}{keyword} {skeleton.names[joint]}")
+        lines.append(f"{indent}{keyword} {_joint_name(skeleton.names[joint])}")
         lines.append(indent + "{")
         lines.append(offset_line(indent + "\t", skeleton.offsets[joint]))
         layout = skeleton.channels[joint]

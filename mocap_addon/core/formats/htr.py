@@ -24,11 +24,25 @@ from typing import NoReturn
 import numpy as np
 
 from ..bones import aligned_frames, choose_tails
-from ..errors import MocapFormatError
+from ..errors import MocapFormatError, MocapWriteError
 from ..kinematics import rebase, rest_pose
 from ..model import Clip, Skeleton
 from ..rotations import check_order, euler_to_matrix, matrix_to_euler
-from .textio import atomic_write, decode_text, format_rows, number_problem
+from .textio import (
+    WHOLE_NUMBER_LIMIT,
+    atomic_write,
+    decode_text,
+    format_rows,
+    long_line_token_counts,
+    longest_line,
+    number_problem,
+    quote,
+    require_writable,
+    safe_names,
+    shorten,
+    token_count,
+    unix_line_ends,
+)
 
 ORDER_READINGS = ("listed", "reversed")
 TRANSLATION_READINGS = ("parent", "rotated")
@@ -36,6 +50,11 @@ UNITS_IN_METRES = {"mm": 0.001, "cm": 0.01, "dm": 0.1, "m": 1.0, "km": 1000.0, "
                    "inches": 0.0254, "ft": 0.3048, "feet": 0.3048, "foot": 0.3048}
 _SECTION = re.compile(rb"^[ \t]*\[([^\]\r\n]*)\][ \t]*\r?$", re.MULTILINE)
 _AXES = {"X": 0, "Y": 1, "Z": 2}
+# Segment names are single tokens and must not close a [section] or stand for a parent keyword.
+_UNSAFE_IN_NAMES = re.compile(r"[\s#\]]+")
+_RESERVED_NAMES = ("global", "header", "segmentnames&hierarchy", "baseposition", "endoffile")
+_MOST_FIELDS = 1000  # fields on one line, far more than any HTR line holds
+_ROW_BYTES = 64  # bytes a frame row may take per value before its values are counted first
 
 
 @dataclass
@@ -52,13 +71,17 @@ class _Text:
     path: str
     data: bytes
     sections: list[_Section] = field(default_factory=list)
+    long_lines: bool = False  # a line long enough to count its values before numpy reads it
 
     def lines(self, section: _Section) -> list[tuple[int, list[str]]]:
         """Non-empty lines of a small section as (line number, tokens), comments removed."""
         out = []
         block = self.data[section.start:section.end]
         for number, raw in enumerate(block.split(b"\n"), start=section.line + 1):
-            tokens = decode_text(raw).split("#", 1)[0].split()
+            tokens = decode_text(raw).split("#", 1)[0].split(maxsplit=_MOST_FIELDS)
+            if len(tokens) > _MOST_FIELDS:
+                raise self.error(f"{token_count(raw.split(b'#', 1)[0])} fields on one line: no HTR line has more "
+                                 f"than {_MOST_FIELDS}", number)
             if tokens:
                 out.append((number, tokens))
         return out
@@ -68,7 +91,7 @@ class _Text:
 
 
 def _locate(path: str, data: bytes) -> _Text:
-    text = _Text(path, data)
+    text = _Text(path, data, long_lines=longest_line(data) > 8 * _ROW_BYTES)
     matches = list(_SECTION.finditer(data))
     line, position = 1, 0
     for n, match in enumerate(matches):
@@ -122,6 +145,7 @@ def parse_htr(data: bytes, path: str = "<data>", *, order_reading: str = "listed
         raise ValueError(f"translation must be one of {TRANSLATION_READINGS}")
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    data = unix_line_ends(data)
     text = _locate(path, data)
     named: dict[str, _Section] = {}
     for section in text.sections:
@@ -130,9 +154,10 @@ def parse_htr(data: bytes, path: str = "<data>", *, order_reading: str = "listed
                           if decode_text(raw).split("#", 1)[0].strip()), 1)
     if "header" not in named:
         raise text.error("not an HTR file: no [Header] section", first_content)
-    for required in ("segmentnames&hierarchy", "baseposition"):
-        if required not in named:
-            raise text.error(f"no [{required}] section", None)
+    for required in ("SegmentNames&Hierarchy", "BasePosition"):
+        if required.lower() not in named:
+            # Reading ends at the end of the file without finding it: name the last line.
+            raise text.error(f"no [{required}] section", data.count(b"\n", 0, len(data.rstrip())) + 1)
     header = _read_header(text, named["header"])
     warnings_found: list[str] = []
 
@@ -146,46 +171,51 @@ def parse_htr(data: bytes, path: str = "<data>", *, order_reading: str = "listed
 
     file_type = (header.get("FileType") or "htr").lower()
     if file_type not in ("htr", "gtr"):
-        raise text.error(f"unknown FileType {file_type!r}", header.lines.get("filetype"))
+        raise text.error(f"unknown FileType {quote(file_type)}", header.lines.get("filetype"))
     order_text = header.get("EulerRotationOrder", "ZYX") or "ZYX"
     try:
         listed = check_order(order_text)
     except ValueError:
-        raise text.error(f"EulerRotationOrder {order_text!r} is not a rotation order",
+        raise text.error(f"EulerRotationOrder {quote(order_text)} is not a rotation order",
                          header.lines.get("eulerrotationorder")) from None
     if len(listed) != 3:
-        raise text.error(f"EulerRotationOrder {order_text!r} needs three axes", header.lines.get("eulerrotationorder"))
+        raise text.error(f"EulerRotationOrder {quote(order_text)} needs three axes",
+                         header.lines.get("eulerrotationorder"))
     order = listed if order_reading == "listed" else listed[::-1]
     radians = (header.get("RotationUnits", "Degrees") or "").lower().startswith("rad")
     scale_factor = header_number("ScaleFactor", 1.0)
     fps = header_number("DataFrameRate")
     if not fps > 0:
         raise text.error("DataFrameRate must be positive", header.lines.get("dataframerate"))
+    if not np.isfinite(1 / fps):
+        raise text.error("DataFrameRate is too small: the frame time would be infinite",
+                         header.lines.get("dataframerate"))
     length_axis = (header.get("BoneLengthAxis", "Y") or "Y").upper()
     if length_axis not in _AXES:
-        raise text.error(f"BoneLengthAxis {length_axis!r} is not X, Y or Z", header.lines.get("bonelengthaxis"))
+        raise text.error(f"BoneLengthAxis {quote(length_axis)} is not X, Y or Z", header.lines.get("bonelengthaxis"))
     units = (header.get("CalibrationUnits", "") or "").lower()
 
     names, parents, hierarchy_lines = _read_hierarchy(text, named["segmentnames&hierarchy"])
     base = _read_base(text, named["baseposition"], names)
-    blocks = {s.name: s for s in text.sections if s.name in names}
+    known = set(names)
+    blocks = {s.name: s for s in text.sections if s.name in known}
     motion_blocks = [_read_block(text, blocks[name], name) if name in blocks else None for name in names]
     present = [b for b in motion_blocks if b is not None]
     frame_numbers = present[0][0] if present else np.zeros(0)
     for name, block in zip(names, motion_blocks):
         if block is None:
-            raise text.error(f"segment {name!r} has no [{name}] frame block", hierarchy_lines[name])
+            raise text.error(f"segment {quote(name)} has no [{shorten(name)}] frame block", hierarchy_lines[name])
         if not np.array_equal(block[0], frame_numbers):
             section = blocks[name]
             missing = sorted(set(frame_numbers.tolist()) ^ set(block[0].tolist()))
-            raise text.error(f"[{name}] has {len(block[0])} frames, the first block {len(frame_numbers)} "
-                             f"(frame {missing[0]:g} differs)" if missing else f"[{name}] frames out of order",
+            raise text.error(f"[{shorten(name)}] has {len(block[0])} frames, the first block {len(frame_numbers)} "
+                             f"(frame {missing[0]:g} differs)" if missing else f"[{shorten(name)}] frames out of order",
                              section.line)
     for key, actual, what in (("NumFrames", len(frame_numbers), "frames are present"),
                               ("NumSegments", len(names), "segments are listed")):
         declared = header.get(key)
-        if declared is not None and number_problem(declared) is None and int(float(declared)) != actual:
-            warnings_found.append(f"{key} says {declared} but {actual} {what}")
+        if declared is not None and (number_problem(declared) is not None or float(declared) != actual):
+            warnings_found.append(f"{key} says {shorten(declared)} but {actual} {what}")
 
     order_index = [ord(c) - ord("X") for c in order]
     count = len(names)
@@ -211,13 +241,18 @@ def parse_htr(data: bytes, path: str = "<data>", *, order_reading: str = "listed
     tokens = ("tx", "ty", "tz", *(f"r{c.lower()}" for c in order), "s")
     axis = np.zeros(3)
     axis[_AXES[length_axis]] = 1.0
-    lengths = base[:, 6] * scale_factor
+    with np.errstate(over="ignore"):  # an overflow is reported just below
+        lengths = base[:, 6] * scale_factor
+        offsets = base[:, 0:3] * scale_factor
+    if not (np.isfinite(motion).all() and np.isfinite(offsets).all() and np.isfinite(lengths).all()):
+        raise text.error("values overflow once scaled by ScaleFactor (or turned from radians to degrees)",
+                         header.lines.get("scalefactor") or header.lines.get("rotationunits") or named["header"].line)
     has_child = np.zeros(count, dtype=bool)
     for parent in parents:
         if parent >= 0:
             has_child[parent] = True
     end_sites = [np.zeros((0, 3)) if has_child[j] else (lengths[j] * axis)[None] for j in range(count)]
-    skeleton = Skeleton(names, parents, base[:, 0:3] * scale_factor, [tokens] * count, end_sites,
+    skeleton = Skeleton(names, parents, offsets, [tokens] * count, end_sites,
                         rest_rotations=rest,
                         translation_in_rest_frame=np.full(count, translation == "rotated"))
     metadata = {
@@ -241,24 +276,24 @@ def _read_hierarchy(text: _Text, section: _Section) -> tuple[list[str], list[int
             raise text.error(f"expected 'child parent', found {len(tokens)} fields", number)
         child, parent = tokens
         if child in declared:
-            raise text.error(f"segment {child!r} is listed twice", number)
+            raise text.error(f"segment {quote(child)} is listed twice", number)
         declared[child] = (parent, number)
     if not declared:
         raise text.error("no segments in [SegmentNames&Hierarchy]", section.line)
     names: list[str] = []
     placed: set[str] = set()
     for child in declared:
-        chain = []
+        chain: dict[str, None] = {}  # insertion-ordered set
         current = child
         while current not in placed:
             if current in chain:
-                raise text.error(f"hierarchy cycle through {current!r}", declared[current][1])
-            chain.append(current)
+                raise text.error(f"hierarchy cycle through {quote(current)}", declared[current][1])
+            chain[current] = None
             up = declared[current][0]
             if up.upper() == "GLOBAL":
                 break
             if up not in declared:
-                raise text.error(f"parent {up!r} of {current!r} is never defined", declared[current][1])
+                raise text.error(f"parent {quote(up)} of {quote(current)} is never defined", declared[current][1])
             current = up
         for name in reversed(chain):
             names.append(name)
@@ -270,15 +305,16 @@ def _read_hierarchy(text: _Text, section: _Section) -> tuple[list[str], list[int
 
 def _read_base(text: _Text, section: _Section, names: list[str]) -> np.ndarray:
     rows: dict[str, list[float]] = {}
+    known = set(names)
     for number, tokens in text.lines(section):
         if len(tokens) != 8:
             raise text.error(f"expected 'name Tx Ty Tz Rx Ry Rz BoneLength', found {len(tokens)} fields", number)
-        if tokens[0] not in names:
-            raise text.error(f"base position for unknown segment {tokens[0]!r}", number)
-        rows[tokens[0]] = [_float(t, text, number, tokens[0]) for t in tokens[1:]]
+        if tokens[0] not in known:
+            raise text.error(f"base position for unknown segment {quote(tokens[0])}", number)
+        rows[tokens[0]] = [_float(t, text, number, shorten(tokens[0])) for t in tokens[1:]]
     missing = [n for n in names if n not in rows]
     if missing:
-        raise text.error(f"no base position for {missing[0]!r}", section.line)
+        raise text.error(f"no base position for {quote(missing[0])}", section.line)
     base = np.array([rows[n] for n in names])
     if not np.isfinite(base).all():
         raise text.error("base position values must be finite", section.line)
@@ -288,6 +324,8 @@ def _read_base(text: _Text, section: _Section, names: list[str]) -> np.ndarray:
 def _read_block(text: _Text, section: _Section, name: str) -> tuple[np.ndarray, np.ndarray]:
     """Frame numbers and the (frames, 7) values of one segment's block."""
     block = text.data[section.start:section.end]
+    if text.long_lines and any(count != 8 for count in long_line_token_counts(block, 8 * _ROW_BYTES, b"#")):
+        _raise_bad_row(text, section, name)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -297,7 +335,8 @@ def _read_block(text: _Text, section: _Section, name: str) -> tuple[np.ndarray, 
     if rows is None or rows.shape[0] == 0 or rows.shape[1] != 8 or not np.isfinite(rows).all():
         _raise_bad_row(text, section, name)
     numbers = rows[:, 0]
-    if np.any(np.diff(numbers) != 1) or numbers[0] != np.round(numbers[0]):
+    if (np.any(np.diff(numbers) != 1) or numbers[0] != np.round(numbers[0])
+            or abs(numbers[0]) + len(numbers) >= WHOLE_NUMBER_LIMIT):
         _raise_bad_row(text, section, name, numbers)
     return numbers, rows[:, 1:]
 
@@ -307,21 +346,26 @@ def _raise_bad_row(text: _Text, section: _Section, name: str, numbers: np.ndarra
     previous = None
     rows = text.lines(section)
     if not rows:
-        raise text.error(f"[{name}] has no frames", section.line)
+        raise text.error(f"[{shorten(name)}] has no frames", section.line)
     for number, tokens in rows:
         if len(tokens) != 8:
-            raise text.error(f"[{name}]: expected 'frame Tx Ty Tz Rx Ry Rz SF' (8 values), found {len(tokens)}",
+            raise text.error(f"[{shorten(name)}]: expected 'frame Tx Ty Tz Rx Ry Rz SF' (8 values), "
+                             f"found {len(tokens)}",
                              number)
         for token in tokens:
-            _float(token, text, number, f"[{name}]")
+            _float(token, text, number, f"[{shorten(name)}]")
         frame = float(tokens[0])
         if previous is not None and frame != previous + 1:
-            raise text.error(f"[{name}]: frame {frame:g} follows frame {previous:g} (missing or out of order)",
+            raise text.error(f"[{shorten(name)}]: frame {frame:g} follows frame {previous:g} "
+                             "(missing or out of order)",
                              number)
         if frame != round(frame):
-            raise text.error(f"[{name}]: frame number {tokens[0]!r} is not a whole number", number)
+            raise text.error(f"[{shorten(name)}]: frame number {quote(tokens[0])} is not a whole number", number)
+        if abs(frame) >= WHOLE_NUMBER_LIMIT:
+            raise text.error(f"[{shorten(name)}]: frame number {quote(tokens[0])} is beyond "
+                             f"{WHOLE_NUMBER_LIMIT - 1}", number)
         previous = frame
-    raise text.error(f"[{name}]: unreadable frame block", section.line)
+    raise text.error(f"[{shorten(name)}]: unreadable frame block", section.line)
 
 
 _UNIT_NAMES = {0.001: "mm", 0.01: "cm", 0.1: "dm", 1.0: "m", 0.0254: "in", 0.3048: "ft"}
@@ -365,8 +409,13 @@ def format_htr(clip: Clip, *, precision: int = 8, order_reading: str | None = No
     reading = order_reading or known.get("order_reading", "listed")
     moving = translation or known.get("translation", "parent")
     axis = (bone_length_axis or known.get("bone_length_axis", "Y")).upper()
+    require_writable(clip, "HTR")
+    if clip.frame_count == 0:
+        raise MocapWriteError("cannot write HTR: the clip has no frames (an HTR frame block needs at least one)")
     form = htr_form(clip, euler_order=listed, order_reading=reading, translation=moving, bone_length_axis=axis)
+    require_writable(form, "HTR")
     skeleton = form.skeleton
+    names = safe_names(skeleton.names, _UNSAFE_IN_NAMES, _RESERVED_NAMES, "segment")
     order = listed if reading == "listed" else listed[::-1]
     by_axis = [order.index(c) for c in "XYZ"]  # file columns Rx Ry Rz from composition order
     base_angles = np.degrees(matrix_to_euler(skeleton.rest_rotations, order))[:, by_axis]
@@ -377,20 +426,22 @@ def format_htr(clip: Clip, *, precision: int = 8, order_reading: str | None = No
              f"DataFrameRate {form.fps:.10g}", f"EulerRotationOrder {listed}", f"CalibrationUnits {unit}",
              "RotationUnits Degrees", f"GlobalAxisofGravity {form.up_axis.upper().lstrip('+-')}",
              f"BoneLengthAxis {axis}", "ScaleFactor 1.0", "[SegmentNames&Hierarchy]"]
-    lines += [f"{name}\t{'GLOBAL' if p < 0 else skeleton.names[p]}"
-              for name, p in zip(skeleton.names, skeleton.parents)]
+    lines += [f"{name}\t{'GLOBAL' if p < 0 else names[p]}" for name, p in zip(names, skeleton.parents)]
     lines.append("[BasePosition]")
     base = np.column_stack([skeleton.offsets, base_angles, lengths])
+    if not np.isfinite(base).all():
+        raise MocapWriteError("cannot write HTR: base positions overflow (the skeleton is too large)")
     rows = format_rows(base, precision).splitlines()
-    lines += [f"{name}\t{row}" for name, row in zip(skeleton.names, rows)]
+    lines += [f"{name}\t{row}" for name, row in zip(names, rows)]
     numbers = np.arange(form.start_frame, form.start_frame + form.frame_count, dtype=np.float64)
     starts = skeleton.channel_starts()
     text = "\n".join(lines) + "\n"
     blocks = []
-    for joint, name in enumerate(skeleton.names):
+    for joint, name in enumerate(names):
         values = form.motion[:, starts[joint]: starts[joint + 1]]
         columns = np.column_stack([numbers, values[:, :3], values[:, 3:6][:, by_axis], values[:, 6]])
-        blocks.append(f"[{name}]\n" + format_rows(columns, precision))
+        # SF to significant digits: a tiny scale written as 0 would read back as 1 (no scale).
+        blocks.append(f"[{name}]\n" + format_rows(columns, precision, significant=[7]))
     return text + "".join(blocks) + "[EndOfFile]\n"
 
 

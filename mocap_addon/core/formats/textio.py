@@ -1,23 +1,103 @@
-"""Small text and file helpers shared by the format modules."""
+"""Small text and file helpers shared by the format modules.
+
+Everything here is linear in its input, whatever the input: the readers use
+these helpers on hostile files (huge tokens, huge lines, huge numbers).
+"""
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tempfile
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+from ..errors import MocapWriteError
+from ..model import Clip
+
+# Possessive quantifiers: a 50 MB run of digits is matched or refused without backtracking.
+_NUMBER = re.compile(r"[+-]?+(?:[0-9]++(?:\.[0-9]*+)?+|\.[0-9]++)(?:[eE][+-]?+[0-9]++)?+\Z")
+WHOLE_NUMBER = re.compile(r"[+-]?+[0-9]++\Z")
+# Frame numbers and counts are kept below this (a frame number of 10**9 is a day at 11 kHz).
+WHOLE_NUMBER_LIMIT = 10**9
+_QUOTE_LIMIT = 40
+_SCAN_BLOCK = 1 << 22
+# bytes.split() whitespace becomes b" ", every other byte b"x": tokens are where b"x" follows b" ".
+_TOKEN_MARKS = bytes(32 if byte in b" \t\n\r\x0b\x0c" else 120 for byte in range(256))
+
+
+def quote(text: str, limit: int = _QUOTE_LIMIT) -> str:
+    """``repr`` of ``text`` for a message, cut after ``limit`` characters (a file may hold a 50 MB token)."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
+
+
+def shorten(text: str, limit: int = _QUOTE_LIMIT) -> str:
+    """``text`` for a message, cut after ``limit`` characters."""
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def number_problem(token: str) -> str | None:
     """Why ``token`` is not a finite decimal number, or ``None`` if it is one."""
     if _NUMBER.match(token):
+        if math.isinf(float(token)):
+            return f"{quote(token)} is too large for a floating-point number"
         return None
     if token.lower().lstrip("+-") in ("nan", "inf", "infinity"):
-        return f"{token[:30]!r} is not a finite number"
-    return f"{token[:30]!r} is not a number"
+        return f"{quote(token)} is not a finite number"
+    return f"{quote(token)} is not a number"
+
+
+def whole_number_problem(token: str, *, signed: bool = False) -> str | None:
+    """Why ``token`` is not a whole number written in ASCII digits below ``WHOLE_NUMBER_LIMIT``, or ``None``."""
+    if not WHOLE_NUMBER.match(token) or (not signed and token[0] in "+-"):
+        return f"{quote(token)} is not a {'' if signed else 'non-negative '}whole number"
+    digits = token.lstrip("+-").lstrip("0")
+    if len(digits) > 9 or int(digits or "0") >= WHOLE_NUMBER_LIMIT:
+        return f"{quote(token)} is too large (the limit is {WHOLE_NUMBER_LIMIT - 1})"
+    return None
+
+
+def token_count(line: bytes) -> int:
+    """Number of whitespace-separated tokens in ``line``, without splitting it."""
+    marks = line.translate(_TOKEN_MARKS)
+    return marks.count(b" x") + marks.startswith(b"x")
+
+
+def longest_line(data: bytes, start: int = 0, end: int | None = None) -> int:
+    """Length in bytes of the longest ``\\n``-separated line of ``data[start:end]``.
+
+    A vectorised scan in blocks of 4 MB, so memory stays small however many lines there are.
+    """
+    view = np.frombuffer(data, dtype=np.uint8)[start:end]
+    longest, last = 0, -1
+    for offset in range(0, view.size, _SCAN_BLOCK):
+        breaks = np.flatnonzero(view[offset:offset + _SCAN_BLOCK] == 10) + offset
+        if breaks.size:
+            longest = max(longest, int(np.diff(breaks, prepend=last).max()) - 1)
+            last = int(breaks[-1])
+    return max(longest, view.size - last - 1)
+
+
+def long_line_token_counts(block: bytes, longer_than: int, comment: bytes | None = None) -> list[int]:
+    """Token counts of the lines of ``block`` longer than ``longer_than`` bytes (text after ``comment`` left out).
+
+    numpy reads a whole row before it compares its length with the others, so a
+    reader checks rows this long itself first: counting tokens is linear and cheap.
+    """
+    if longest_line(block) <= longer_than:
+        return []
+    return [token_count(line.split(comment, 1)[0] if comment else line)
+            for line in block.split(b"\n") if len(line) > longer_than]
+
+
+def unix_line_ends(data: bytes) -> bytes:
+    """``data`` with lone carriage returns (old Mac line ends) turned into ``\\n``; CRLF is left alone."""
+    carriage_returns = data.count(b"\r")
+    if carriage_returns == 0 or carriage_returns == data.count(b"\r\n"):
+        return data
+    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
 
 
 def decode_text(raw: bytes) -> str:
@@ -53,10 +133,79 @@ def _new_file_mode(target: str) -> int:
     return 0o666 & ~mask
 
 
-def format_rows(values: np.ndarray, precision: int) -> str:
-    """Rows of numbers as text, one line per row, in a single formatting call."""
+def format_rows(values: np.ndarray, precision: int, significant: Sequence[int] = ()) -> str:
+    """Rows of numbers as text, one line per row, in a single formatting call: ``precision`` decimals,
+    or ``precision`` significant digits in the ``significant`` columns (where a tiny value must not become 0)."""
     if values.size == 0:
         return "\n" * values.shape[0] if values.ndim == 2 and values.shape[1] == 0 else ""
-    rounded = np.round(values, precision) + 0.0
-    row = " ".join([f"%.{precision}f"] * values.shape[1]) + "\n"
-    return (row * values.shape[0]) % tuple(rounded.ravel().tolist())
+    row = " ".join(f"%.{precision}{'g' if column in significant else 'f'}"
+                   for column in range(values.shape[1])) + "\n"
+    table = rounded(values, precision)
+    table[:, list(significant)] = values[:, list(significant)] + 0.0
+    return (row * values.shape[0]) % tuple(table.ravel().tolist())
+
+
+def rounded(values: np.ndarray, precision: int) -> np.ndarray:
+    """``values`` rounded to ``precision`` decimals with no negative zeros, so ``%f`` never writes "-0.000000".
+
+    Above ~1e302 ``np.round`` would overflow; values that large have no fraction left, so they are kept.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        result = np.round(values, precision)
+    return np.where(np.isfinite(result), result, values) + 0.0
+
+
+def number_text(value: float, digits: int) -> str:
+    """``value`` to ``digits`` significant digits, or exactly where rounding would overflow to inf."""
+    text = f"{value + 0.0:.{digits}g}"
+    return text if math.isfinite(float(text)) else repr(float(value))
+
+
+def safe_names(names: list[str], unsafe: re.Pattern[str], reserved: Collection[str] = (),
+               fallback: str = "joint") -> list[str]:
+    """Names a format can hold and read back as written: each run of ``unsafe`` characters becomes '_',
+    a name in ``reserved`` (lower case, compared in any case) gets a '_' added, and a name met again gets
+    '_2', '_3'... so all are unique.  Names that are already fine are kept as they are."""
+    taken: set[str] = set()
+    suffixes: dict[str, int] = {}
+    out = []
+    for name in names:
+        base = unsafe.sub("_", name) or fallback
+        if base.lower() in reserved:
+            base += "_"
+        candidate = base
+        while candidate in taken:
+            suffixes[base] = suffixes.get(base, 1) + 1
+            candidate = f"{base}_{suffixes[base]}"
+        taken.add(candidate)
+        out.append(candidate)
+    return out
+
+
+def require_writable(clip: Clip, form: str, *, numbered: bool = True) -> None:
+    """Raise ``MocapWriteError`` unless every number ``clip`` would put in a ``form`` file is finite and,
+    for a format that numbers its frames, the numbers stay below ``WHOLE_NUMBER_LIMIT`` (as the readers
+    ask), naming the first culprit."""
+    skeleton = clip.skeleton
+    per_joint = {"offset": skeleton.offsets, "rest rotation": skeleton.rest_rotations,
+                 "length direction": skeleton.length_directions}
+    for what, values in per_joint.items():
+        bad = ~np.isfinite(values.reshape(skeleton.joint_count, -1)).all(axis=1)
+        if bad.any():
+            name = skeleton.names[int(np.argmax(bad))]
+            raise MocapWriteError(f"cannot write {form}: the {what} of joint {quote(name)} is not a finite number")
+    for joint, sites in enumerate(skeleton.end_sites):
+        if not np.isfinite(sites).all():
+            raise MocapWriteError(f"cannot write {form}: an end site of joint {quote(skeleton.names[joint])} "
+                                  "is not a finite number")
+    if not np.isfinite(clip.motion).all():
+        frame, column = (int(i) for i in np.argwhere(~np.isfinite(clip.motion))[0])
+        joint = int(np.searchsorted(skeleton.channel_starts(), column, side="right")) - 1
+        channel = skeleton.channels[joint][column - int(skeleton.channel_starts()[joint])]
+        raise MocapWriteError(f"cannot write {form}: frame {clip.start_frame + frame}, joint "
+                              f"{quote(skeleton.names[joint])}, channel {channel} is not a finite number")
+    if not math.isfinite(float(f"{clip.fps:.10g}")):  # HTR writes the rate to 10 digits
+        raise MocapWriteError(f"cannot write {form}: the frame time {clip.frame_time!r} s is too short")
+    last = abs(clip.start_frame) + clip.frame_count
+    if numbered and last >= WHOLE_NUMBER_LIMIT:
+        raise MocapWriteError(f"cannot write {form}: frame numbers reach {last}, beyond {WHOLE_NUMBER_LIMIT - 1}")
