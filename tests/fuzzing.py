@@ -39,6 +39,7 @@ CASE_SECONDS = 20  # wall-clock limit of one case (the machine may be shared)
 BATCH_CPU_SECONDS = 300
 BATCH_MEMORY = 1 << 30
 MESSAGE_LIMIT = 300  # characters: an error must quote hostile tokens briefly
+MUTATION_GROWTH = 4 << 20  # bytes one mutation may add (a file of any size is read whole)
 
 HOSTILE_NUMBERS = [b"1e400", b"-1e400", b"9" * 400, b"4.9e-324", b"1e-400", b"1.8e303", b"-1.8e308", b"nan", b"inf",
                    b"-inf", b"0", b"-0", b"1e15", b"\xc2\xb2", b"\xd9\xa3", b"9" * 5000, b"1_0", b"0x10", b".", b"-",
@@ -183,7 +184,8 @@ def mutate(data: bytes, rng: random.Random) -> bytes:
         return b"\n".join(lines)
     if kind == 4 and lines:
         index = rng.randrange(len(lines))
-        lines[index:index] = [lines[index]] * rng.choice([1, 2, 50, 1000])
+        copies = min(rng.choice([1, 2, 50, 1000]), 1 + MUTATION_GROWTH // (len(lines[index]) + 1))
+        lines[index:index] = [lines[index]] * copies
         return b"\n".join(lines)
     if kind == 5 and len(lines) > 1:
         a, b = rng.randrange(len(lines)), rng.randrange(len(lines))
@@ -273,7 +275,8 @@ def check_case(seed: Seed, case: int | None, folder: Path) -> str | None:
         joints, back = clip.skeleton.joint_count, again.skeleton.joint_count
         if back < joints or (extension != ".amc" and back != joints):
             return f"{extension} round trip: {joints} joints became {back}"
-        if extension == "." + clip.metadata.get("format", "") and clip.frame_count:
+        own = extension == "." + clip.metadata.get("format", "")
+        if own and clip.frame_count and again.skeleton.names == clip.skeleton.names:
             with np.errstate(all="ignore"):
                 before, after = world_positions(clip), world_positions(again)
             size = float(np.ptp(before.reshape(-1, 3), axis=0).max()) if before.size else 0.0
@@ -298,11 +301,14 @@ def _child(request: dict) -> dict:
     results = {}
     with tempfile.TemporaryDirectory() as folder:
         for name, case in request["cases"]:
+            seed = known[name]  # an unknown seed ends the child: the request itself is wrong
             signal.alarm(CASE_SECONDS)
             try:
-                results[f"{name}:{case}"] = check_case(known[name], case, Path(folder))
+                results[f"{name}:{case}"] = check_case(seed, case, Path(folder))
             except (TimeoutError, MemoryError, RecursionError) as error:
                 results[f"{name}:{case}"] = f"{type(error).__name__}: {error}"
+            except Exception as error:  # a fault in the checks themselves: report it, go on
+                results[f"{name}:{case}"] = f"the check raised {type(error).__name__}: {error} at {_where(error)}"
             finally:
                 signal.alarm(0)
     return results
