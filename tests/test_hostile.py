@@ -326,6 +326,8 @@ def fifty_megabyte_lines() -> Iterator[tuple[str, Callable, Callable[[], bytes],
         return " ".join(["1.5"] * 12_000_000)
 
     yield "BVH motion row", parse_bvh, lambda: TWO_JOINTS.replace("5 6 7 0 0 90 90 0 0", line()).encode(), 20
+    yield "BVH OFFSET", parse_bvh, lambda: TWO_JOINTS.replace("OFFSET 0 10 0", "OFFSET " + line()).encode(), 8
+    yield "BVH CHANNELS", parse_bvh, lambda: TWO_JOINTS.replace("CHANNELS 3", "CHANNELS 3 " + line()).encode(), 9
     yield "HTR frame row", parse_htr, lambda: HTR.replace("1 2 0 0 0 0 0 1", line()).encode(), 22
     yield "HTR header", parse_htr, lambda: HTR.replace("FileType htr", "FileType " + line()).encode(), 3
     yield "ASF direction", parse_asf, lambda: ASF.replace("direction 0 1 0", "direction " + line()).encode(), 19
@@ -349,6 +351,6 @@ def test_a_fifty_megabyte_line_is_refused_quickly_in_little_memory():
                 outcomes[name] = [line, error.line, str(error), time.process_time() - start]
         print(json.dumps(outcomes))
     """, cpu_seconds=120, memory=1 << 30)
-    assert len(outcomes) == 6
+    assert len(outcomes) == 8
     for name, (line, found, message, seconds) in outcomes.items():
         assert found == line and len(message) < 200 and seconds < STEP_BUDGET, (name, found, message, seconds)

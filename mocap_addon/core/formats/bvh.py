@@ -119,23 +119,23 @@ class _HierarchyParser:
             self.pending = _Node("End Site", line, self.stack[-1].index, is_end_site=True)
         elif keyword_upper == "OFFSET":
             node = self.current(keyword, line)
-            values = rest.split()
+            values = rest.split(maxsplit=3)
             if len(values) != 3:
-                raise self.error(f"OFFSET needs 3 numbers, found {len(values)}", line)
+                raise self.error(f"OFFSET needs 3 numbers, found {token_count(rest.encode())}", line)
             node.offset = [_number(v, self.path, line, "OFFSET") for v in values]
         elif keyword_upper == "CHANNELS":
             node = self.current(keyword, line)
             if node.is_end_site:
                 raise self.error("an End Site has no CHANNELS", line)
-            tokens = rest.split()
+            tokens = rest.split(maxsplit=len(_CHANNEL_TOKENS) + 1)  # a count and at most six names
             if not tokens:
                 raise self.error("CHANNELS must start with a count", line)
             problem = whole_number_problem(tokens[0])
             if problem:
                 raise self.error(f"CHANNELS must start with a count: {problem}", line)
             count, names = int(tokens[0]), tokens[1:]
-            if count != len(names):
-                raise self.error(f"CHANNELS says {count} but names {len(names)}", line)
+            if count != len(names) or len(names) > len(_CHANNEL_TOKENS):
+                raise self.error(f"CHANNELS says {count} but names {token_count(rest.encode()) - 1}", line)
             for name in names:
                 token = _CHANNEL_TOKENS.get(name.lower())
                 if token is None:
