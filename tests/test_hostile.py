@@ -166,9 +166,12 @@ def clip_with(values: dict[str, float] | None = None, **skeleton_options) -> Cli
     return Clip(skeleton, motion, 1 / 30)
 
 
-def test_rows_past_1e302_are_written_in_full():
-    text = format_rows(np.array([[1.8e303, -1e-9, 0.5]]), 6)
-    assert [float(v) for v in text.split()] == [1.8e303, 0.0, 0.5]  # np.round alone gives inf
+def test_rows_are_written_exactly_however_large():
+    values = [1.8e303, -1e-9, 0.5, 1e15, 123456789.123456789]
+    text = format_rows(np.array([values]), 8)
+    # np.round first gave inf past ~1e302 and moved 1e15 by an ulp (0.125): 1e15 degrees became another angle
+    assert [float(v) for v in text.split()] == [1.8e303, 0.0, 0.5, 1e15, round(123456789.123456789, 8)]
+    assert "-" not in text
 
 
 @pytest.mark.parametrize("extension", [".bvh", ".htr", ".amc"])

@@ -43,11 +43,11 @@ from .textio import (
     number_text,
     quote,
     require_writable,
-    rounded,
     safe_names,
     shorten,
     token_count,
     unix_line_ends,
+    unsigned_zeros,
     whole_number_problem,
 )
 
@@ -776,7 +776,7 @@ def format_amc(plan: _Plan, asf_name: str, precision: int = 6) -> str:
     values = clip.motion[:, columns] * np.array(scales)
     if not np.isfinite(values).all():
         raise MocapWriteError("cannot write AMC: translations overflow in the ASF's length unit")
-    table = np.column_stack([numbers, rounded(values, precision)])
+    table = np.column_stack([numbers, unsigned_zeros(values, precision)])
     return header + ("\n".join(row) + "\n") * clip.frame_count % tuple(table.ravel().tolist())
 
 

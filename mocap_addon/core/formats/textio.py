@@ -140,19 +140,17 @@ def format_rows(values: np.ndarray, precision: int, significant: Sequence[int] =
         return "\n" * values.shape[0] if values.ndim == 2 and values.shape[1] == 0 else ""
     row = " ".join(f"%.{precision}{'g' if column in significant else 'f'}"
                    for column in range(values.shape[1])) + "\n"
-    table = rounded(values, precision)
+    table = unsigned_zeros(values, precision)
     table[:, list(significant)] = values[:, list(significant)] + 0.0
     return (row * values.shape[0]) % tuple(table.ravel().tolist())
 
 
-def rounded(values: np.ndarray, precision: int) -> np.ndarray:
-    """``values`` rounded to ``precision`` decimals with no negative zeros, so ``%f`` never writes "-0.000000".
+def unsigned_zeros(values: np.ndarray, precision: int) -> np.ndarray:
+    """``values`` for ``%.{precision}f``: those it would write as "-0.000000" become 0; no other value changes.
 
-    Above ~1e302 ``np.round`` would overflow; values that large have no fraction left, so they are kept.
+    (Rounding with ``np.round`` first moved values past ~1e7 by an ulp, 0.125 at 1e15, and overflowed past 1e302.)
     """
-    with np.errstate(over="ignore", invalid="ignore"):
-        result = np.round(values, precision)
-    return np.where(np.isfinite(result), result, values) + 0.0
+    return np.where(np.abs(values) <= 0.5 * 10.0 ** -precision, 0.0, values)
 
 
 def number_text(value: float, digits: int) -> str:
