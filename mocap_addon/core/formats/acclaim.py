@@ -770,7 +770,8 @@ def format_amc(plan: _Plan, asf_name: str, precision: int = 6) -> str:
         dof = file_layout(list(layout))
         columns += [int(starts[joint]) + layout.index(token) for token in dof]
         scales += [1.0 if token in ROTATION_CHANNELS else 1.0 / factor for token in dof]
-        row.append(("root" if joint == 0 else skeleton.names[joint]) + f" %.{precision}f" * len(dof))
+        name = "root" if joint == 0 else skeleton.names[joint].replace("%", "%%")  # the row is a % template
+        row.append(name + f" %.{precision}f" * len(dof))
     header = f"#!OML:ASF {asf_name}\n# written by Mocap I/O\n:FULLY-SPECIFIED\n:DEGREES\n"
     numbers = np.arange(clip.start_frame, clip.start_frame + clip.frame_count)
     values = clip.motion[:, columns] * np.array(scales)
