@@ -47,7 +47,7 @@ HOSTILE_NUMBERS = [b"1e400", b"-1e400", b"9" * 400, b"4.9e-324", b"1e-400", b"1.
 SNIPPETS = [b"\r", b"\n", b"\r\n", b"\t", b"\xef\xbb\xbf", b"\x00", b"\xff\xfe", b"{", b"}", b"[", b"]", b"#", b":",
             b"(", b")", b"[Header]\n", b"[EndOfFile]\n", b":DEGREES\n", b":RADIANS\n", b"End Site\n", b"JOINT x\n",
             b"ROOT y\n", b"MOTION\n", b"begin\n", b"end\n", b"root\n", b"GLOBAL", b" \xe2\x80\x83 ", b"\xc2\xa0",
-            b"\x0b", b"\x0c", b"\x1c"]
+            b"\x0b", b"\x0c", b"\x1c", b"%", b"%s", b"{}", b"\\", b"'", b'"']
 COUNT_FIELDS = re.compile(rb"(Frames:|CHANNELS|NumFrames|NumSegments|DataFrameRate|Frame Time:)([ \t]*)([^\s]+)",
                           re.IGNORECASE)
 NUMBER = re.compile(rb"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
