@@ -8,7 +8,8 @@ N for linear work, its square for quadratic work, on any machine.
 
 Second table: a 50 MB line of 12 million values where each format reads rows
 or lines.  Each case runs in a fresh process, which reports the CPU time to
-refuse it and its peak resident memory beside the file's size.  Not a test.
+refuse it and its peak resident memory once the file is made (in memory, as a
+reader holds it) and once it is refused.  Not a test.
 
     python scripts/bench_hostile.py [--joints 1000 10000] [--repeat 3]
 """
@@ -65,6 +66,7 @@ def refuse_long_line(wanted: str) -> dict[str, object]:
     """In this (fresh) process: make the named 50 MB case and parse it."""
     parse, make = next((parse, make) for name, parse, make, _ in fifty_megabyte_lines() if name == wanted)
     data = make()
+    built = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     start = time.process_time()
     try:
         parse(data, "long")
@@ -73,7 +75,7 @@ def refuse_long_line(wanted: str) -> dict[str, object]:
         outcome = str(error)
     seconds = time.process_time() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"seconds": seconds, "peak_mb": peak, "file_mb": len(data) / 1e6, "outcome": outcome}
+    return {"seconds": seconds, "built_mb": built, "peak_mb": peak, "file_mb": len(data) / 1e6, "outcome": outcome}
 
 
 def main() -> None:
@@ -94,14 +96,14 @@ def main() -> None:
     for step in results[small]:
         ratio = results[large][step] / max(results[small][step], 1e-6)
         print(f"| {step} | " + " | ".join(f"{results[n][step]:.3f}" for n in args.joints) + f" | {ratio:.1f} |")
-    print("\n| 50 MB line in | CPU s to refuse | file MB | peak memory MB | message |")
-    print("|---|---:|---:|---:|---|")
+    print("\n| 50 MB line in | CPU s to refuse | file MB | peak MB, file made | peak MB, refused | message |")
+    print("|---|---:|---:|---:|---:|---|")
     for name, *_ in fifty_megabyte_lines():
         child = subprocess.run([sys.executable, __file__, "--long-line", name], capture_output=True, text=True,
                                check=True, cwd=REPO, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
         row = json.loads(child.stdout)
-        print(f"| {name} | {row['seconds']:.2f} | {row['file_mb']:.0f} | {row['peak_mb']:.0f} "
-              f"| {row['outcome'][:60]} |")
+        print(f"| {name} | {row['seconds']:.2f} | {row['file_mb']:.0f} | {row['built_mb']:.0f} "
+              f"| {row['peak_mb']:.0f} | {row['outcome'][:60]} |")
 
 
 if __name__ == "__main__":
