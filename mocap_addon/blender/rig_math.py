@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import Clip, Skeleton
-from ..core.bones import aligned_frames, choose_tails
-from ..core.kinematics import joint_transform, rest_pose
+from ..core.bones import aligned_frames
+from ..core.kinematics import joint_transform, rest_bones, rest_pose
 from ..core.rotations import FloatArray
 
 
@@ -44,15 +44,9 @@ def build_rest_rig(skeleton: Skeleton, conversion: FloatArray, scale: float,
     bones a format defines itself (HTR's BoneLength along BoneLengthAxis);
     zero vectors, or none given, leave the tail to :func:`choose_tails`.
     """
-    rotations, positions = rest_pose(skeleton)
-    heads = scale * positions @ conversion.T
-    sites = [scale * (positions[j] + rotations[j] @ s.T).T @ conversion.T if len(s) else np.zeros((0, 3))
-             for j, s in enumerate(skeleton.end_sites)]
-    tails = choose_tails(skeleton.parents, heads, sites, up=np.array([0.0, 0.0, 1.0]))
-    if bone_vectors is not None:
-        given = scale * (rotations @ bone_vectors[..., None])[..., 0] @ conversion.T
-        usable = np.linalg.norm(given, axis=1) > 1e-9 * max(float(np.ptp(heads, axis=0).max()), 1e-9)
-        tails = np.where(usable[:, None], heads + given, tails)
+    rotations, _ = rest_pose(skeleton)
+    up = conversion.T @ np.array([0.0, 0.0, 1.0])  # Blender's up, in file axes
+    heads, tails = (scale * points @ conversion.T for points in rest_bones(skeleton, up, bone_vectors))
     axes = conversion @ rotations
     return RestRig(heads, tails, aligned_frames(heads, tails, axes, along=1), axes)
 
