@@ -1,4 +1,4 @@
-"""``python -m mocap_addon.core``: info and convert."""
+"""``python -m mocap_addon.core``: info, convert and reduce."""
 
 from __future__ import annotations
 
@@ -46,3 +46,14 @@ def test_bad_file_gives_one_line_and_exit_code(tmp_path):
     assert missing.returncode == 1 and "nope.bvh" in missing.stderr
     unknown = run("convert", str(SAMPLE), str(tmp_path / "x.fbx"))
     assert unknown.returncode == 1 and "cannot write .fbx" in unknown.stderr
+
+
+def test_reduce_reports_keys_and_worst_error():
+    result = run("reduce", str(SAMPLE), "--tolerance", "0.01")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"{SAMPLE}: 23 joints, 120 frames, figure height 161 file units"
+    assert lines[1].startswith("keys:      11400 -> ")
+    assert lines[2] == "bound:     1.61 (0.01 of the height)"
+    worst = float(lines[3].split()[1])
+    assert 0 < worst <= 1.61

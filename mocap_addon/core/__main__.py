@@ -1,4 +1,4 @@
-"""Command line: ``python -m mocap_addon.core info FILE`` and ``convert IN OUT``."""
+"""Command line: ``python -m mocap_addon.core info FILE``, ``convert IN OUT`` and ``reduce FILE``."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from .errors import MocapFormatError
 from .formats import format_of, load, save
 from .model import Clip, rotation_order
+from .reduce import DEFAULT_TOLERANCE, reduce_keys
 
 
 def describe(clip: Clip, path: str) -> str:
@@ -36,6 +37,19 @@ def describe(clip: Clip, path: str) -> str:
     return "\n".join(lines)
 
 
+def reduction_report(clip: Clip, path: str, tolerance: float) -> str:
+    """Keys before and after reduction (quaternion keys, as imported by default) and the worst error."""
+    result = reduce_keys(clip, tolerance)
+    height = result.height
+    return "\n".join([
+        f"{path}: {clip.skeleton.joint_count} joints, {clip.frame_count} frames, "
+        f"figure height {height:.6g} file units",
+        f"keys:      {result.keys_before} -> {result.keys_after} ({100 * result.kept_fraction:.1f} %)",
+        f"bound:     {result.tolerance:.6g} ({tolerance:g} of the height)",
+        f"worst:     {result.worst_error:.6g} ({result.worst_error / height:.3g} of the height), "
+        f"bone heads and tails at every frame"])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mocap_addon.core",
                                      description="Inspect and convert motion capture files.")
@@ -46,10 +60,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     convert.add_argument("input")
     convert.add_argument("output")
     convert.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
+    reduce = commands.add_parser("reduce", help="how many keys an import keeps with key reduction, "
+                                                "and the worst error measured")
+    reduce.add_argument("file")
+    reduce.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE,
+                        help=f"bound on every bone's head and tail, as a fraction of the figure's "
+                             f"height (default {DEFAULT_TOLERANCE})")
     args = parser.parse_args(argv)
     try:
         if args.command == "info":
             print(describe(load(args.file), args.file))
+        elif args.command == "reduce":
+            print(reduction_report(load(args.file), args.file, args.tolerance))
         else:
             clip = load(args.input)
             save(clip, args.output, precision=args.precision)
