@@ -186,13 +186,24 @@ class Clip:
 
     def joint_rotations(self, joint: int) -> FloatArray:
         """One joint's frame rotations ``R_f``, shape ``(F, 3, 3)``."""
-        layout = self.skeleton.channels[joint]
-        order = rotation_order(layout)
+        order, angles = self._rotation_angles(joint)
         if not order:
             return np.broadcast_to(np.eye(3), (self.frame_count, 3, 3)).copy()
+        return rotations.euler_to_matrix(angles, order)
+
+    def joint_quaternions(self, joint: int) -> FloatArray:
+        """One joint's frame rotations ``R_f`` as unit quaternions ``(F, 4)``, straight from its angles."""
+        order, angles = self._rotation_angles(joint)
+        if not order:
+            return np.broadcast_to([1.0, 0.0, 0.0, 0.0], (self.frame_count, 4)).copy()
+        return rotations.euler_to_quaternion(angles, order)
+
+    def _rotation_angles(self, joint: int) -> tuple[str, FloatArray]:
+        """A joint's rotation order and its angles in radians, ``(F, len(order))``."""
+        layout = self.skeleton.channels[joint]
         start = int(self.skeleton.channel_starts()[joint])
         columns = [start + n for n, c in enumerate(layout) if c in ROTATION_CHANNELS]
-        return rotations.euler_to_matrix(np.radians(self.motion[:, columns]), order)
+        return rotation_order(layout), np.radians(self.motion[:, columns])
 
     def joint_translations(self, joint: int) -> FloatArray:
         """One joint's channel translation ``t_f``, shape ``(F, 3)`` (zero where absent)."""

@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import rotations
-from .kinematics import compose, joint_transform, rest_bones, rest_pose
+from .kinematics import compose, joint_transform, place_translation, rest_bones, rest_pose
 from .model import LENGTH_CHANNEL, SCALE_CHANNEL, TRANSLATION_CHANNELS, Clip
 from .rotations import FloatArray
 
@@ -360,11 +360,14 @@ class _Motion:
         self.offsets = np.zeros((3, count, 1))
         moving: dict[int, FloatArray] = {}
         scaled: dict[int, FloatArray] = {}
+        rests = rotations.matrix_to_quaternion(skeleton.rest_rotations)
         for joint, layout in enumerate(skeleton.channels):
-            rotation, translation = joint_transform(clip, joint)
+            translation = place_translation(skeleton, joint, clip.joint_translations(joint))
             if euler is None:
-                keyed = rotations.quaternion_continuity(rotations.matrix_to_quaternion(rotation))
+                local = clip.joint_quaternions(joint) @ rotations.quaternion_product_matrix(rests[joint])
+                keyed = rotations.quaternion_continuity(local)
             else:
+                rotation = skeleton.rest_rotations[joint] @ clip.joint_rotations(joint)
                 keyed = rotations.euler_continuity(rotations.matrix_to_euler(
                     euler.pre[joint] @ rotation @ euler.post[joint], euler.orders[joint]))
             self.values[:, joint] = keyed.T

@@ -153,22 +153,28 @@ def matrix_to_quaternion(matrices: ArrayLike) -> FloatArray:
 def euler_to_quaternion(angles: ArrayLike, order: str) -> FloatArray:
     """Unit quaternions for Euler ``angles`` (shape ``(..., len(order))``) in ``order``.
 
-    Composed from one half-angle quaternion per axis: elementwise work only,
-    much faster than chaining 3x3 matrix products.
+    One half-angle quaternion per axis multiplies in from the right; with the
+    four components kept as separate arrays (and the identity's zeros skipped)
+    the work is a few dozen contiguous elementwise operations.
     """
     order = check_order(order)
     a = np.asarray(angles, dtype=np.float64)
     if a.shape[-1] != len(order):
         raise ValueError(f"{len(order)} angles expected for order {order}, got {a.shape[-1]}")
-    result = np.zeros(a.shape[:-1] + (4,))
-    result[..., 0] = 1.0
+    q: list[FloatArray | float] = [1.0, 0.0, 0.0, 0.0]  # w, x, y, z
     for n, axis in enumerate(order):
-        half = 0.5 * a[..., n]
-        step = np.zeros_like(result)
-        step[..., 0] = np.cos(half)
-        step[..., 1 + AXES.index(axis)] = np.sin(half)
-        result = quaternion_multiply(result, step)
-    return result
+        half = 0.5 * np.ascontiguousarray(a[..., n])
+        c, s = np.cos(half), np.sin(half)
+        i = AXES.index(axis) + 1
+        j, k = i % 3 + 1, (i + 1) % 3 + 1
+        # q * (c, s e_i): w' = w c - q_i s, q_i' = q_i c + w s, q_j' = q_j c + q_k s, q_k' = q_k c - q_j s
+        w, qi, qj, qk = q[0], q[i], q[j], q[k]
+        q[0], q[i] = _mix(w, c, qi, -s), _mix(qi, c, w, s)
+        q[j], q[k] = _mix(qj, c, qk, s), _mix(qk, c, qj, -s)
+    out = np.empty(a.shape[:-1] + (4,))
+    for component, value in enumerate(q):
+        out[..., component] = value
+    return out
 
 
 def quaternion_to_euler(quaternions: ArrayLike, order: str) -> FloatArray:
@@ -185,6 +191,12 @@ def quaternion_multiply(a: ArrayLike, b: ArrayLike) -> FloatArray:
                      aw * bx + ax * bw + ay * bz - az * by,
                      aw * by - ax * bz + ay * bw + az * bx,
                      aw * bz + ax * by - ay * bx + az * bw], axis=-1)
+
+
+def quaternion_product_matrix(left: ArrayLike, right: ArrayLike = (1.0, 0.0, 0.0, 0.0)) -> FloatArray:
+    """The ``(4, 4)`` matrix ``M`` with ``left * q * right == q @ M`` for quaternions ``q``:
+    products with constant quaternions, for a whole array of ``q`` in one matrix product."""
+    return quaternion_multiply(quaternion_multiply(left, np.eye(4)), right)
 
 
 def quaternion_continuity(quaternions: ArrayLike, axis: int = 0) -> FloatArray:
