@@ -526,9 +526,70 @@ Hips  0 100 0  hips
       {Side}Foot  0 -42 0  foot_{s}
 """
 
+BIPED_GAME = f"""
+Bip01  0 0 0  -
+  Bip01 Pelvis  0 100 0  hips
+    Balance  0 2 0  -
+      Bip01 Spine  0 5 0  spine_01
+        Bip01 Spine1  0 10 0  spine_02
+          Bip01 Spine2  0 10 0  spine_03
+            Bip01 Spine3  0 10 0  spine_04
+              Bip01 Neck  0 10 0  neck_01
+                Bip01 Head  0 8 0  head
+                  face_ingame_{{s}}_eye  3 6 8  -
+                Bip01 {{S}} Clavicle  3 0 0  clavicle_{{s}}
+                  Bip01 {{S}} UpperArm  12 0 0  upper_arm_{{s}}
+                    Bip01 {{S}} Forearm  28 0 0  lower_arm_{{s}}
+                      Bip01 {{S}} Hand  25 0 0  hand_{{s}}
+{fingers("Bip01 {S} Finger{F}{n}", 12, words=("0", "1", "2", "3", "4"), segments=("", "1", "2"))}
+                        Bip01 {{S}} Prop  4 0 0  -
+                    Bip01 {{S}} ForeTwist  10 0 0  -
+                  Bip01 {{S}}UpArmTwist  0 0 0  -
+                  Jiggle_{{S}}_Colar  0 2 0  -
+    Bip01 {{S}} Thigh  9 -5 0  upper_leg_{{s}}
+      Bip01 {{S}} Calf  0 -45 0  lower_leg_{{s}}
+        Bip01 {{S}} Foot  0 -42 0  foot_{{s}}
+          Bip01 {{S}} Toe0  0 -8 12  toes_{{s}}
+  Bip01 {{S}} Hand Effector  0 0 0  -
+  {{s}}_shoulder_joint  0 0 0  -
+"""
+
+MAKEHUMAN = f"""
+root  0 100 0  hips
+  spine05  0 5 0  spine_01
+    spine04  0 6 0  spine_02
+      spine03  0 6 0  -
+        spine02  0 6 0  spine_03
+          breast.{{S}}  6 -3 8  -
+          spine01  0 6 0  spine_04
+            neck01  0 10 0  neck_01
+              neck02  0 2 0  -
+                neck03  0 2 0  neck_02
+                  head  0 4 0  head
+                    jaw  0 -2 4  -
+            clavicle.{{S}}  2 6 2  clavicle_{{s}}
+              shoulder01.{{S}}  8 0 -1  -
+                upperarm01.{{S}}  6 0 0  upper_arm_{{s}}
+                  upperarm02.{{S}}  13 0 0  -
+                    lowerarm01.{{S}}  14 0 0  lower_arm_{{s}}
+                      lowerarm02.{{S}}  12 0 0  -
+                        wrist.{{S}}  12 0 0  hand_{{s}}
+{fingers("finger{F}-{n}.{S}", 13, words=("1", "2", "3", "4", "5"), metacarpal="metacarpal{F}.{S}")}
+  pelvis.{{S}}  0 -5 0  -
+    upperleg01.{{S}}  9 0 0  upper_leg_{{s}}
+      upperleg02.{{S}}  0 -22 0  -
+        lowerleg01.{{S}}  0 -23 0  lower_leg_{{s}}
+          lowerleg02.{{S}}  0 -21 0  -
+            foot.{{S}}  0 -21 0  foot_{{s}}
+              toe1-1.{{S}}  -1 -8 12  toes_{{s}}
+                toe1-2.{{S}}  0 0 3  -
+              toe2-1.{{S}}  1 -8 12  -
+"""
+
 CONVENTIONS = {
     "mixamo": MIXAMO, "cmu_bvh": CMU_BVH, "cmu_asf": CMU_ASF, "acclaim_h": ACCLAIM_H, "biovision": BIOVISION,
     "biped": BIPED, "ue4_mannequin": UE4, "ue5_mannequin": UE5, "unity_humanoid": UNITY,
     "godot_humanoid": GODOT_VRM1, "rigify": RIGIFY, "rigify_def": RIGIFY_DEF, "daz_genesis": DAZ_G8,
     "smpl": SMPL, "smplh": SMPLH, "vicon_blade": VICON_BLADE, "bandai": BANDAI, "thesis": THESIS,
+    "biped_game": BIPED_GAME, "makehuman": MAKEHUMAN,
 }

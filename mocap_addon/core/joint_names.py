@@ -31,6 +31,7 @@ class NameReading:
     roles: tuple[str, ...]  # body parts the name allows, e.g. ("clavicle", "upper_arm")
     fold: str | None  # why the joint takes no canonical name (twist, end bone, ...), else None
     metacarpal: bool = False  # a finger name for the bone inside the palm
+    finger_number: int | None = None  # N of a numbered finger (``Finger2``, ``finger2-1``)
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class _Vocabulary:
     prefix_words: re.Pattern[str]
     side_words: dict[str, str]
     glued_prefixes: tuple[str, ...]
+    numbered_finger: re.Pattern[str]
     fold: tuple[tuple[re.Pattern[str], str], ...]
     roles: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]
 
@@ -49,19 +51,31 @@ def _vocabulary() -> _Vocabulary:
         prefix_words=re.compile("|".join(f"(?:{p})" for p in data["prefix_words"])),
         side_words=dict(data["side_words"]),
         glued_prefixes=tuple(data["glued_prefixes"]),
+        numbered_finger=re.compile(data["numbered_finger"]),
         fold=tuple((re.compile(p), reason) for p, reason in data["fold"]),
         roles=tuple((re.compile(p), tuple(parts)) for p, parts in data["roles"]),
     )
 
 
+FINGERS = ("thumb", "index", "middle", "ring", "pinky")
+
+
 def _classify(core: str) -> tuple[str | None, tuple[str, ...]] | None:
-    """(fold reason, roles) for a core the vocabulary knows, else ``None``."""
+    """(fold reason, roles) for a core the vocabulary knows, else ``None``.
+
+    A numbered finger reads with the 3ds Max Biped numbering (0 the thumb);
+    :func:`finger_roles` renumbers a hand whose fingers start at 1.
+    """
     if not core:
         return None
     vocabulary = _vocabulary()
     for pattern, reason in vocabulary.fold:
         if pattern.fullmatch(core):
             return reason, ()
+    numbered = vocabulary.numbered_finger.fullmatch(core)
+    if numbered:
+        number = int(numbered.group(1))
+        return None, (FINGERS[number],) if number < len(FINGERS) else ()
     for pattern, roles in vocabulary.roles:
         if pattern.fullmatch(core):
             return None, roles
@@ -99,8 +113,19 @@ def read_name(name: str) -> NameReading:
     if known is None:
         known, core, side = _glued(core, side)
     fold, roles = known if known is not None else (None, ())
-    metacarpal = bool(roles) and roles[0] in ("thumb", "index", "middle", "ring", "pinky") and "meta" in core
-    return NameReading(core, side, roles, fold, metacarpal)
+    metacarpal = bool(roles) and roles[0] in FINGERS and "meta" in core
+    numbered = _vocabulary().numbered_finger.fullmatch(core) if fold is None else None
+    return NameReading(core, side, roles, fold, metacarpal, int(numbered.group(1)) if numbered else None)
+
+
+def finger_roles(readings: list[NameReading]) -> list[tuple[str, ...]]:
+    """The roles of one hand's joints, numbered fingers read 1-based (1 the thumb, MakeHuman)
+    when no finger of the hand is numbered 0, as 3ds Max Biped's thumb is."""
+    numbers = {r.finger_number for r in readings if r.finger_number is not None}
+    if not numbers or 0 in numbers:
+        return [r.roles for r in readings]
+    return [r.roles if r.finger_number is None else
+            ((FINGERS[r.finger_number - 1],) if r.finger_number <= len(FINGERS) else ()) for r in readings]
 
 
 def _glued(core: str, side: str | None) -> tuple[tuple[str | None, tuple[str, ...]] | None, str, str | None]:

@@ -26,12 +26,11 @@ from typing import Any
 import numpy as np
 
 from .bones import unit
-from .joint_names import DATA, NameReading, read_name
+from .joint_names import DATA, FINGERS, NameReading, finger_roles, read_name
 from .kinematics import rest_positions
 from .model import Skeleton
 
 SIDES = ("l", "r")
-FINGERS = ("thumb", "index", "middle", "ring", "pinky")
 ARM = ("clavicle", "upper_arm", "lower_arm", "hand")
 LEG = ("upper_leg", "lower_leg", "foot", "toes")
 SPINE = ("spine_01", "spine_02", "spine_03", "spine_04")
@@ -573,6 +572,10 @@ class _Mapper:
             for joint in [j for j in spine if self.central(j, "hips") and "spine" not in self.roles(j)]:
                 spine.remove(joint)
                 self.fold(joint, "a second hips joint below the hips")
+            if any("spine" in self.roles(j) for j in spine):
+                for joint in [j for j in spine if not self.roles(j) and j != top]:
+                    spine.remove(joint)
+                    self.fold(joint, "a joint between the spine joints not named like them")
             for joint, slot in zip(spine, _spread(len(spine), SPINE, SPINE[-1])):
                 if slot is None:
                     self.fold(joint, f"extra spine joint ({len(spine)} between the hips and the arms)")
@@ -751,9 +754,10 @@ class _Mapper:
         return [None if part is None else parts[part] for part in best[1][1]]
 
     def _label_fingers(self, hand: int, side: str) -> None:
-        below = self._below(hand)
+        below = [j for j in self._below(hand) if not self.folded(j)]
+        roles = dict(zip(below, finger_roles([self.readings[j] for j in below])))
         for finger in FINGERS:
-            named = [j for j in below if finger in self.roles(j) and not self.folded(j)]
+            named = [j for j in below if finger in roles[j]]
             top = sorted((j for j in named if self.parents[j] not in named), key=lambda j: (self.depth[j], j))
             if not top:
                 continue
