@@ -81,7 +81,7 @@ def test_each_format_is_read_by_its_own_reader_with_its_options(addon, tmp_path)
     # An option both formats have follows the operator; one it lacks takes its format's default.
     bpy.ops.wm.read_homefile(use_empty=True)
     short = short_bvh(tmp_path, 100)
-    with pytest.raises(RuntimeError, match="BVH import failed: short.bvh:.*Frames: says 120 but 100 rows"):
+    with pytest.raises(RuntimeError, match=r"BVH import failed: short.bvh:.*Frames: says 120 but 100 rows"):
         bpy.ops.import_anim.mocap_amc(directory=str(tmp_path), files=[{"name": short.name}])
     assert bpy.ops.import_anim.mocap_amc(directory=str(tmp_path), files=[{"name": short.name}],
                                          lenient=True) == {"FINISHED"}
@@ -113,7 +113,7 @@ def test_incomplete_bvh_loads_what_is_there_with_a_warning(addon, tmp_path, capf
     assert armatures(bpy) == {"short": 100}
     assert record(obj)["metadata"]["warnings"] == ["Frames: says 120 but 100 rows follow"]
     before = ids(bpy)
-    with pytest.raises(RuntimeError, match="short.bvh:.*Frames: says 120 but 100 rows follow"):
+    with pytest.raises(RuntimeError, match=r"short.bvh:.*Frames: says 120 but 100 rows follow"):
         bpy.ops.import_anim.mocap_bvh(filepath=str(short), lenient=False)
     assert ids(bpy) == before
 
@@ -124,7 +124,7 @@ def test_import_messages_give_the_reason(addon, tmp_path):
     bpy = addon
     with pytest.raises(RuntimeError, match=f"BVH import failed: {tmp_path / 'absent.bvh'}: No such file or direct"):
         bpy.ops.import_anim.mocap_bvh(filepath=str(tmp_path / "absent.bvh"))
-    with pytest.raises(RuntimeError, match="HTR import: no file selected$"):
+    with pytest.raises(RuntimeError, match=r"HTR import: no file selected$"):
         bpy.ops.import_anim.mocap_htr()
     with pytest.raises(RuntimeError, match=f"BVH import: no file selected in {tmp_path}"):
         bpy.ops.import_anim.mocap_bvh(directory=str(tmp_path), files=[{"name": ""}], filepath=str(tmp_path))
@@ -139,7 +139,7 @@ def test_export_messages_and_file_names(addon, tmp_path):
     assert f"BVH export failed: {target}: No such file or directory" in str(caught.value)
     assert ".tmp-" not in str(caught.value)
     # Another format's extension is refused: the BVH exporter writes BVH only.
-    with pytest.raises(RuntimeError, match="walk.htr: the BVH exporter writes .bvh files, not .htr"):
+    with pytest.raises(RuntimeError, match=r"walk\.htr: the BVH exporter writes \.bvh files, not \.htr"):
         bpy.ops.export_anim.mocap_bvh(filepath=str(tmp_path / "walk.htr"))
     assert not any(tmp_path.iterdir())
     # A name without the format's extension gets it, as the file browser adds it.
