@@ -269,3 +269,19 @@ def test_a_removed_bone_points_to_exporting_the_armature_as_it_is(addon, tmp_pat
     assert "LeftHand" not in cut.skeleton.names and len(kept) == clip.skeleton.joint_count - 1
     truth = world_positions(clip)[:, kept]
     assert np.abs(world_positions(cut) - truth).max() <= 1e-3 + 1e-5 * extent(truth)
+
+
+def test_import_into_a_linked_collection_is_refused_by_poll(addon, tmp_path):
+    bpy = addon
+    shelf = bpy.data.collections.new("Shelf")
+    bpy.data.libraries.write(str(tmp_path / "library.blend"), {shelf})
+    bpy.data.collections.remove(shelf)
+    with bpy.data.libraries.load(str(tmp_path / "library.blend"), link=True) as (_, linked):
+        linked.collections = ["Shelf"]
+    bpy.context.scene.collection.children.link(linked.collections[0])
+    view_layer = bpy.context.view_layer
+    view_layer.active_layer_collection = view_layer.layer_collection.children["Shelf"]
+    with pytest.raises(RuntimeError, match="Collection 'Shelf' is linked from a library"):
+        bpy.ops.import_anim.mocap_bvh(filepath=str(SAMPLE))
+    view_layer.active_layer_collection = view_layer.layer_collection
+    assert bpy.ops.import_anim.mocap_bvh(filepath=str(SAMPLE)) == {"FINISHED"}

@@ -89,6 +89,14 @@ class MocapImportBase(ImportHelper):
                                                "instead of Up")
 
     @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        if context.collection is not None and not context.collection.is_editable:
+            cls.poll_message_set(f"Collection '{context.collection.name}' is linked from a library: "
+                                 "make another collection active to import into")
+            return False
+        return True
+
+    @classmethod
     def load_options(cls, values: Mapping[str, Any], path: str) -> dict:
         """Keyword arguments for ``core.load`` from this format's option ``values``."""
         return {}
