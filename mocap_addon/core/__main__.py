@@ -1,4 +1,4 @@
-"""Command line: ``python -m mocap_addon.core info FILE``, ``convert IN OUT`` and ``reduce FILE``."""
+"""Command line: ``python -m mocap_addon.core info FILE``, ``convert IN OUT``, ``map FILE``, ``reduce FILE``."""
 
 from __future__ import annotations
 
@@ -66,12 +66,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     reduce.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE,
                         help=f"bound on every bone's head and tail, as a fraction of the figure's "
                              f"height (default {DEFAULT_TOLERANCE})")
+    mapping = commands.add_parser("map", help="print each joint's canonical joint and the rule that chose it")
+    mapping.add_argument("file")
+    mapping.add_argument("--preset", help="a built-in convention (e.g. mixamo, rigify) or a preset JSON file")
     args = parser.parse_args(argv)
     try:
         if args.command == "info":
             print(describe(load(args.file), args.file))
         elif args.command == "reduce":
             print(reduction_report(load(args.file), args.file, args.tolerance))
+        elif args.command == "map":
+            from .naming import mapping_report
+
+            print(mapping_report(load(args.file).skeleton, preset=args.preset))
         else:
             clip = load(args.input)
             save(clip, args.output, precision=args.precision)
