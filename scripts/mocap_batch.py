@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 # Operator properties offered on the command line (the rest are format-specific or UI-only).
 IMPORT_OPTIONS = ("unit", "scale", "axis_forward", "axis_up", "use_file_up_axis", "frame_start", "fps_mode",
-                  "update_scene_range", "rotation_mode", "lenient")
+                  "update_scene_range", "rotation_mode", "reduce_keys", "reduce_tolerance", "lenient")
 EXPORT_OPTIONS = ("unit", "scale", "axis_forward", "axis_up", "use_action_range", "precision", "rotation_order",
                   "use_import_layout")
 
@@ -138,7 +138,10 @@ def import_one(bpy: Any, path: str, skeleton: str | None, options: argparse.Name
     if action is None:
         return f"{obj.name}, {len(obj.data.bones)} joints, skeleton only"
     first, last = (round(v) for v in action.frame_range)
-    return f"{obj.name}, {len(obj.data.bones)} joints, frames {first}-{last}"
+    reduced = action.get("mocap_reduction")
+    keys = f", keys {reduced['before']} -> {reduced['after']}, worst error {reduced['worst_error']:.3g}" \
+        if reduced else ""
+    return f"{obj.name}, {len(obj.data.bones)} joints, frames {first}-{last}{keys}"
 
 
 def import_files(bpy: Any, options: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ import bpy
 import numpy as np
 
 from ..core import rotations
+from ..core.reduce import curve_keys
 from .compat import LINEAR, Channels
 
 ROTATION_MODES = ("QUATERNION", "EULER")
@@ -18,23 +19,33 @@ def _bone_path(name: str, prop: str) -> str:
 
 
 class _KeyWriter:
-    """Writes F-curves that share their key frames, reusing one buffer for every curve."""
+    """Writes F-curves keyed at (some of) the same frames, reusing one buffer for every curve."""
 
     def __init__(self, channels: Channels, frames: np.ndarray) -> None:
         self.channels = channels
-        self.count = len(frames)
-        self.co = np.empty((self.count, 2), dtype=np.float32)
+        self.co = np.empty((len(frames), 2), dtype=np.float32)
         self.co[:, 0] = frames
-        self.interpolation = np.full(self.count, LINEAR, dtype=np.int32)
+        # The enum's own size (a byte): foreach_set copies it straight, where int32 goes item by item.
+        self.interpolation = np.full(len(frames), LINEAR, dtype=np.uint8)
 
-    def write(self, path: str, index: int, group: str, values: np.ndarray) -> None:
+    def write(self, path: str, index: int, group: str, values: np.ndarray, kept: np.ndarray | None = None) -> None:
+        """A curve with ``values`` (one per frame) keyed at every frame, or at the frame indices ``kept``."""
         fcurve = self.channels.new(path, index, group)
         keys = fcurve.keyframe_points
-        keys.add(self.count)
-        self.co[:, 1] = values
-        keys.foreach_set("co", self.co.ravel())
-        keys.foreach_set("interpolation", self.interpolation)
+        co = self.co if kept is None else self.co[kept]
+        co[:, 1] = values if kept is None else values[kept]
+        keys.add(len(co))
+        keys.foreach_set("co", co.ravel())
+        keys.foreach_set("interpolation", self.interpolation[:len(co)])
         fcurve.update()
+
+    def write_all(self, bone: str, prop: str, values: np.ndarray, frames_kept: np.ndarray | None) -> None:
+        """One curve per column of ``values`` for a pose bone's ``prop``, each keyed at the frames it needs
+        of ``frames_kept`` (frame indices; every frame when ``None``)."""
+        path = _bone_path(bone, prop)
+        for index in range(values.shape[1]):
+            kept = None if frames_kept is None else curve_keys(values[:, index], frames_kept)
+            self.write(path, index, bone, values[:, index], kept)
 
 
 def euler_mode(order: str) -> str:
@@ -45,15 +56,19 @@ def euler_mode(order: str) -> str:
 
 def write_action(obj: bpy.types.Object, name: str, names: list[str], frames: np.ndarray, rotation_mode: str,
                  orders: list[str], location_joints: list[bool],
-                 poses: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray | None]]) -> bpy.types.Action:
+                 poses: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray | None]],
+                 keep: list[np.ndarray] | None = None) -> bpy.types.Action:
     """A new action on ``obj`` with one group per bone and keys at ``frames``.
 
     ``poses`` yields, bone by bone, the ``matrix_basis`` rotations ``(F, 3, 3)``,
     locations ``(F, 3)`` and uniform scales ``(F,)`` (``None`` when constant 1).
+    With ``keep`` (a reduction's frame indices per bone), each curve is keyed at
+    those of its bone's frames it needs (:func:`~..core.reduce.curve_keys`).
     """
     action = bpy.data.actions.new(name)
     writer = _KeyWriter(Channels(action, obj), frames)
     for joint, (bone_name, (matrices, locations, scales)) in enumerate(zip(names, poses)):
+        frames_kept = None if keep is None else keep[joint]
         pose_bone = obj.pose.bones[bone_name]
         if rotation_mode == "QUATERNION":
             pose_bone.rotation_mode = "QUATERNION"
@@ -66,14 +81,11 @@ def write_action(obj: bpy.types.Object, name: str, names: list[str], frames: np.
             angles = rotations.euler_continuity(rotations.matrix_to_euler(matrices, ours))
             values = angles[:, [ours.index(axis) for axis in "XYZ"]]
             prop = "rotation_euler"
-        for index in range(values.shape[1]):
-            writer.write(_bone_path(bone_name, prop), index, bone_name, values[:, index])
+        writer.write_all(bone_name, prop, values, frames_kept)
         if location_joints[joint]:
-            for index in range(3):
-                writer.write(_bone_path(bone_name, "location"), index, bone_name, locations[:, index])
+            writer.write_all(bone_name, "location", locations, frames_kept)
         if scales is not None and np.abs(scales - 1.0).max(initial=0.0) > 1e-9:
-            for index in range(3):
-                writer.write(_bone_path(bone_name, "scale"), index, bone_name, scales)
+            writer.write_all(bone_name, "scale", np.repeat(scales[:, None], 3, axis=1), frames_kept)
     return action
 
 
@@ -86,7 +98,7 @@ def _sample(fcurve: bpy.types.FCurve, frames: np.ndarray) -> np.ndarray:
     co = np.empty(2 * count, dtype=np.float32)
     keys.foreach_get("co", co)
     x, y = co[0::2].astype(np.float64), co[1::2].astype(np.float64)
-    interpolation = np.empty(count, dtype=np.int32)
+    interpolation = np.empty(count, dtype=np.uint8)  # the enum's own size: copied straight
     keys.foreach_get("interpolation", interpolation)
     plain = len(fcurve.modifiers) == 0 and fcurve.extrapolation == "CONSTANT"
     if plain and (np.array_equal(frames, x) or np.all(interpolation[:-1] == LINEAR)):

@@ -87,6 +87,11 @@ class BoneFrames:
                           rig.heads)
         return cls(to_bone, from_parent, np.linalg.inv(rest), offset)
 
+    @property
+    def left(self) -> FloatArray:
+        """``L^-1 @ U`` ``(J, 3, 3)``: what multiplies a joint's local rotation from the left."""
+        return self.rest_inverse @ self.from_parent
+
 
 def joint_basis(clip: Clip, frames: BoneFrames, joint: int, scale: float) -> tuple[FloatArray, FloatArray]:
     """One bone's ``matrix_basis`` rotation ``(F, 3, 3)`` and location ``(F, 3)`` for every frame.
@@ -94,9 +99,8 @@ def joint_basis(clip: Clip, frames: BoneFrames, joint: int, scale: float) -> tup
     Bone by bone, so an import holds one joint's frames at a time, not the whole clip's.
     """
     rotation, translation = joint_transform(clip, joint)
-    left = frames.rest_inverse[joint] @ frames.from_parent[joint]
     moved = scale * translation @ frames.from_parent[joint].T - frames.rest_offset[joint]
-    return left @ rotation @ frames.to_bone[joint], moved @ frames.rest_inverse[joint].T
+    return frames.left[joint] @ rotation @ frames.to_bone[joint], moved @ frames.rest_inverse[joint].T
 
 
 def bone_to_joint(frames: BoneFrames, joint: int, rotation: FloatArray, location: FloatArray,

@@ -102,7 +102,7 @@ def reduce_keys(clip: Clip, tolerance: float = DEFAULT_TOLERANCE, euler: EulerKe
     bound = tolerance * height - reserve
     if bound <= 0 or frame_count < 3:
         everything = [np.arange(frame_count) for _ in range(motion.joint_count)]
-        keys = frame_count * sum(len(motion.curves(j)) + 2 * (motion.scale_row[j] >= 0)
+        keys = frame_count * sum(len(motion.curves(j)) + (2 if motion.scale_row[j] >= 0 else 0)
                                  for j in range(motion.joint_count))
         return Reduction(everything, height, max(tolerance * height, 0.0), 0.0, keys, keys)
     shared = np.unique(_greedy(_windows(frame_count), motion.shared_fits(bound))[1])

@@ -87,6 +87,13 @@ class MocapImportBase(ImportHelper):
     use_file_up_axis: BoolProperty(name="File's Up Axis", default=True,
                                    description="Use the up axis the file states (HTR's GlobalAxisofGravity) "
                                                "instead of Up")
+    reduce_keys: BoolProperty(name="Reduce Keys", default=False,
+                              description="Keep only the keys needed to hold every bone's head and tail within "
+                                          "Tolerance of the full import at every frame (LINEAR keys)")
+    reduce_tolerance: FloatProperty(name="Tolerance", default=0.002, min=0.0, max=0.1, soft_max=0.01, step=0.01,
+                                    precision=4, description="How far any bone head or tail may move, as a "
+                                                             "fraction of the figure's height (0.002: 3.6 mm "
+                                                             "on a 1.8 m figure)")
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
@@ -121,8 +128,10 @@ class MocapImportBase(ImportHelper):
         layout = self.layout
         layout.use_property_split = True
         for name in ("unit", "scale", "axis_forward", "axis_up", "use_file_up_axis", "frame_start", "fps_mode",
-                     "update_scene_range", "rotation_mode", *self.format_options):
-            layout.prop(self, name)
+                     "update_scene_range", "rotation_mode", "reduce_keys", "reduce_tolerance", *self.format_options):
+            row = layout.row()
+            row.active = name != "reduce_tolerance" or self.reduce_keys
+            row.prop(self, name)
 
     def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
         if self.directory and self.files and hasattr(self, "invoke_popup"):
@@ -159,7 +168,8 @@ class MocapImportBase(ImportHelper):
                         forward, up = file_axes(forward, up, clip.up_axis)
                     settings = ImportSettings(conversion_matrix(forward, up), self.scale, self.unit,
                                               self.frame_start, self.fps_mode, self.update_scene_range,
-                                              self.rotation_mode)
+                                              self.rotation_mode,
+                                              reduce_tolerance=self.reduce_tolerance if self.reduce_keys else None)
                     name = os.path.splitext(os.path.basename(path))[0]
                     result = import_clip(context, clip, name, settings, partial(_progress, window_manager, number))
                 except (MocapFormatError, OSError, ValueError) as error:

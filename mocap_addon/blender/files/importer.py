@@ -12,9 +12,11 @@ import numpy as np
 
 from ...core import Clip
 from ...core.model import SCALE_CHANNEL, TRANSLATION_CHANNELS, rotation_order
+from ...core.reduce import EulerKeys, reduce_keys
 from ...core.timing import resample
-from ..animation import write_action
+from ..animation import euler_mode, write_action
 from ..armature import build_armature, rest_matrices
+from ..compat import Channels
 from ..rig_math import BoneFrames, RestRig, build_rest_rig, joint_basis
 from ..storage import PROPERTY, skeleton_to_json
 
@@ -34,6 +36,7 @@ class ImportSettings:
     fps_mode: str = "KEYS"
     update_scene_range: bool = False
     rotation_mode: str = "QUATERNION"
+    reduce_tolerance: float | None = None  # key reduction's bound (a fraction of the figure's height); None: off
 
     def metres_per_unit(self, clip: Clip) -> float:
         """Blender units per file unit: the preset, or the file's own unit, times the scale."""
@@ -51,10 +54,27 @@ class ImportResult:
     seconds: float
     rig: RestRig
     scale: float
+    keys: KeyReport | None = None
 
     def summary(self) -> str:
         motion = f"{self.frames} frames at {self.fps:g} fps" if self.frames else "skeleton only"
-        return f"{self.obj.name}: {self.joints} joints, {motion} in {self.seconds:.2f} s"
+        reduced = f"; {self.keys.summary()}" if self.keys else ""
+        return f"{self.obj.name}: {self.joints} joints, {motion} in {self.seconds:.2f} s{reduced}"
+
+
+@dataclass
+class KeyReport:
+    """What key reduction kept: keys written against one per frame and curve, and the largest
+    distance of any bone head or tail from the full import (Blender units)."""
+
+    before: int
+    after: int
+    worst_error: float
+    height: float
+
+    def summary(self) -> str:
+        return (f"keys {self.before} -> {self.after} ({100 * self.after / max(self.before, 1):.1f} %), "
+                f"worst error {self.worst_error:.3g} ({self.worst_error / self.height:.2g} of the height)")
 
 
 @contextmanager
@@ -108,9 +128,27 @@ def import_clip(context: bpy.types.Context, clip: Clip, name: str, settings: Imp
         frames = settings.frame_start + np.arange(clip.frame_count, dtype=np.float64)
         moves = [any(c in TRANSLATION_CHANNELS or c == "l" for c in layout) for layout in skeleton.channels]
         orders = [rotation_order(layout) for layout in skeleton.channels]
+        reduction = None
+        if settings.reduce_tolerance is not None and clip.frame_count:
+            # Modelled on the curves written below: Euler angles of the bones' own basis, or quaternions.
+            euler = (EulerKeys([euler_mode(order)[::-1] for order in orders], bone_frames.left, bone_frames.to_bone)
+                     if settings.rotation_mode == "EULER" else None)
+            reduction = reduce_keys(clip, settings.reduce_tolerance, euler, rig.tails @ settings.conversion / scale)
+            progress(0.5)
+        keys = None
         if clip.frame_count:
-            action = write_action(obj, name, skeleton.names, frames, settings.rotation_mode, orders, moves, poses())
+            # A tolerance of 0 changes nothing, not even constant curves.
+            keep = reduction.frames if reduction is not None and reduction.tolerance > 0 else None
+            action = write_action(obj, name, skeleton.names, frames, settings.rotation_mode, orders, moves, poses(),
+                                  keep)
             action["mocap_frame_time"] = clip.frame_time
+            if reduction is not None:
+                written = sum(len(fcurve.keyframe_points) for fcurve in Channels(action, obj, create=False).all())
+                keys = KeyReport(reduction.keys_before, written, reduction.worst_error * scale,
+                                 reduction.height * scale)
+                action["mocap_reduction"] = {"tolerance": settings.reduce_tolerance, "before": int(keys.before),
+                                             "after": keys.after, "worst_error": float(keys.worst_error),
+                                             "height": float(keys.height)}
         if settings.fps_mode == "SCENE_FPS":
             fps = max(round(file_fps), 1)
             scene.render.fps, scene.render.fps_base = fps, fps / file_fps
@@ -119,4 +157,4 @@ def import_clip(context: bpy.types.Context, clip: Clip, name: str, settings: Imp
             scene.frame_end = settings.frame_start + clip.frame_count - 1
         progress(1.0)
     return ImportResult(obj, skeleton.joint_count, clip.frame_count, 1.0 / clip.frame_time,
-                        time.perf_counter() - started, rig, scale)
+                        time.perf_counter() - started, rig, scale, keys)
