@@ -60,25 +60,25 @@ def write_action(obj: bpy.types.Object, name: str, names: list[str], frames: np.
                  keep: list[np.ndarray] | None = None) -> bpy.types.Action:
     """A new action on ``obj`` with one group per bone and keys at ``frames``.
 
-    ``poses`` yields, bone by bone, the ``matrix_basis`` rotations ``(F, 3, 3)``,
-    locations ``(F, 3)`` and uniform scales ``(F,)`` (``None`` when constant 1).
+    ``poses`` yields, bone by bone, the ``matrix_basis`` rotations as unit quaternions
+    ``(F, 4)``, locations ``(F, 3)`` and uniform scales ``(F,)`` (``None`` when constant 1).
     With ``keep`` (a reduction's frame indices per bone), each curve is keyed at
     those of its bone's frames it needs (:func:`~..core.reduce.curve_keys`).
     """
     action = bpy.data.actions.new(name)
     writer = _KeyWriter(Channels(action, obj), frames)
-    for joint, (bone_name, (matrices, locations, scales)) in enumerate(zip(names, poses)):
+    for joint, (bone_name, (turns, locations, scales)) in enumerate(zip(names, poses)):
         frames_kept = None if keep is None else keep[joint]
         pose_bone = obj.pose.bones[bone_name]
         if rotation_mode == "QUATERNION":
             pose_bone.rotation_mode = "QUATERNION"
-            values = rotations.quaternion_continuity(rotations.matrix_to_quaternion(matrices))
+            values = rotations.quaternion_continuity(turns)
             prop = "rotation_quaternion"
         else:
             mode = euler_mode(orders[joint])
             pose_bone.rotation_mode = mode
             ours = mode[::-1]
-            angles = rotations.euler_continuity(rotations.matrix_to_euler(matrices, ours))
+            angles = rotations.euler_continuity(rotations.quaternion_to_euler(turns, ours))
             values = angles[:, [ours.index(axis) for axis in "XYZ"]]
             prop = "rotation_euler"
         writer.write_all(bone_name, prop, values, frames_kept)

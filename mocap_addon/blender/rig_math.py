@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core import Clip, Skeleton
+from ..core import Clip, Skeleton, rotations
 from ..core.bones import aligned_frames
-from ..core.kinematics import joint_transform, rest_bones, rest_pose
+from ..core.kinematics import place_translation, rest_bones, rest_pose
 from ..core.rotations import FloatArray
 
 
@@ -94,13 +94,19 @@ class BoneFrames:
 
 
 def joint_basis(clip: Clip, frames: BoneFrames, joint: int, scale: float) -> tuple[FloatArray, FloatArray]:
-    """One bone's ``matrix_basis`` rotation ``(F, 3, 3)`` and location ``(F, 3)`` for every frame.
+    """One bone's ``matrix_basis`` rotation as unit quaternions ``(F, 4)`` and location ``(F, 3)``.
 
-    Bone by bone, so an import holds one joint's frames at a time, not the whole clip's.
+    The rotation is ``left @ rest @ R_f @ to_bone`` with ``R_f`` straight from the
+    file's angles (a product of axis quaternions) and the constant factors folded
+    into one 4x4 product.  Bone by bone, so an import holds one joint's frames at
+    a time, not the whole clip's.
     """
-    rotation, translation = joint_transform(clip, joint)
+    fixed = rotations.matrix_to_quaternion(np.stack([frames.left[joint] @ clip.skeleton.rest_rotations[joint],
+                                                     frames.to_bone[joint]]))
+    turned = clip.joint_quaternions(joint) @ rotations.quaternion_product_matrix(*fixed)
+    translation = place_translation(clip.skeleton, joint, clip.joint_translations(joint))
     moved = scale * translation @ frames.from_parent[joint].T - frames.rest_offset[joint]
-    return frames.left[joint] @ rotation @ frames.to_bone[joint], moved @ frames.rest_inverse[joint].T
+    return turned, moved @ frames.rest_inverse[joint].T
 
 
 def bone_to_joint(frames: BoneFrames, joint: int, rotation: FloatArray, location: FloatArray,
