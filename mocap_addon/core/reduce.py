@@ -108,7 +108,7 @@ def reduce_keys(clip: Clip, tolerance: float = DEFAULT_TOLERANCE, euler: EulerKe
     shared = np.unique(_greedy(_windows(frame_count), motion.shared_fits(bound))[1])
     ends = np.array([0, frame_count - 1])
     frames = [ends if still else shared.copy() for still in motion.still]
-    error = motion.errors(frames)
+    error = motion.errors(shared)  # the same as ``frames``: still joints are constant
     for level in motion.levels_leaves_first():
         frames = motion.relax(level[~motion.still[level]], frames, error, bound)
     frames, worst = motion.verify(frames, bound)
@@ -403,10 +403,13 @@ class _Motion:
         self._structure(vectors)
         self.tail_vectors = vectors[self.tail_joints].T[:, :, None]
         self.original = np.empty((3, len(self.point_joint), frames))
-        self.world_scale = np.ones((count, frames))
+        # World scales are kept only for clips that scale joints (1 everywhere otherwise).
+        self.world_scale = np.ones((count, frames)) if len(self.scaled) else None
         for start in range(0, frames, _CHUNK):
             at = np.arange(start, min(start + _CHUNK, frames))
-            self.original[:, :, at], self.world_scale[:, at] = self.points(at)
+            self.original[:, :, at], scale = self.points(at)
+            if self.world_scale is not None:
+                self.world_scale[:, at] = scale
 
     def _structure(self, tail_vectors: FloatArray) -> None:
         """Which tails to check, each joint's affected points (rows of ``original``), and the
@@ -480,23 +483,26 @@ class _Motion:
 
     def points(self, at: IntArray, span: Span | None = None) -> tuple[FloatArray, FloatArray]:
         """Points ``(3, P, n)`` and world scales ``(J, n)`` at frames ``at``: every joint interpolated
-        over ``span`` (arrays ``(n,)`` or ``(J, n)``), or exact if none is given."""
+        over ``span`` (arrays ``(n,)``, the same for all, or ``(J, n)``), or exact if none is given."""
         count, n = self.joint_count, len(at)
         rows = np.arange(count)[:, None]
 
-        def value(series: FloatArray, row: IntArray, joints: IntArray) -> FloatArray:
+        def value(series: FloatArray, joints: IntArray) -> FloatArray:
+            """``series`` ``(k, rows, F)``, whose rows belong to ``joints``, at the frames: ``(k, rows, n)``."""
             if span is None:
                 return series[:, :, at]
-            left, right = (np.broadcast_to(x, (count, n))[joints] for x in span[:2])
-            return _lerp(series, row[joints][:, None], left, right, np.broadcast_to(span[2], (count, n))[joints])
+            left, right, weight = span
+            if left.ndim == 1:  # every joint the same frames: gathers along the frame axis only
+                return np.take(series, left, axis=2) * (1 - weight) + np.take(series, right, axis=2) * weight
+            return _lerp(series, np.arange(len(joints))[:, None], left[joints], right[joints], weight[joints])
 
-        rotation = self.local(rows, value(self.values, np.arange(count), np.arange(count)))
+        rotation = self.local(rows, value(self.values, np.arange(count)))
         translation = np.broadcast_to(self.offsets, (3, count, n)).copy()
         if len(self.moving):
-            translation[:, self.moving] = value(self.translations, self.translation_row, self.moving)
+            translation[:, self.moving] = value(self.translations, self.moving)
         scale = np.ones((count, n))
         if len(self.scaled):
-            scale[self.scaled] = value(self.scales, self.scale_row, self.scaled)[0]
+            scale[self.scaled] = value(self.scales, self.scaled)[0]
         world = np.empty((4, count, n))
         heads = np.empty((3, count, n))
         roots = self.by_depth[0]
@@ -517,13 +523,14 @@ class _Motion:
         """Distance ``(P, n)`` of every point from the original at frames ``at``."""
         return _length(self.points(at, span)[0] - self.original[:, :, at])
 
-    def errors(self, frames: list[IntArray]) -> FloatArray:
-        """True distance ``(P, F)`` of every point from the original, joints keyed at ``frames``."""
+    def errors(self, frames: list[IntArray] | IntArray) -> FloatArray:
+        """True distance ``(P, F)`` of every point from the original, joints keyed at ``frames``
+        (one array per joint, or one array for all)."""
         out = np.empty((len(self.point_joint), self.frame_count))
         for start in range(0, self.frame_count, _CHUNK):
             at = np.arange(start, min(start + _CHUNK, self.frame_count))
-            spans = [_spans(kept, at) for kept in frames]
-            out[:, at] = self.distances(at, _stack(spans))
+            span = _spans(frames, at) if isinstance(frames, np.ndarray) else _stack([_spans(f, at) for f in frames])
+            out[:, at] = self.distances(at, span)
         return out
 
     # -- the three steps ------------------------------------------------------------------------
@@ -563,16 +570,17 @@ class _Motion:
                                if (translation_row >= 0).any() else None)
         current_scale = (_lerp(self.scales, np.maximum(scale_row, 0)[:, None], left, right, weight)[0]
                          if (scale_row >= 0).any() else None)
-        radius = np.empty((count, self.frame_count))
-        room = np.empty((count, self.frame_count))
+        radius = np.zeros((count, self.frame_count))
+        room = np.full((count, self.frame_count), bound)
         parent_scale = np.ones((count, self.frame_count))
         for row, joint in enumerate(joints):
-            rows = self.affected[joint]
-            # Points may already be up to ``bound`` away, and so may the joint.
-            radius[row] = _length(self.original[:, rows] - self.original[:, joint:joint + 1]).max(axis=0) + 2 * bound
-            room[row] = np.maximum(bound - error[rows].max(axis=0), 0.0)
-            if self.parents[joint] >= 0:
+            for point in self.affected[joint]:  # one point at a time: no (3, P, F) temporaries
+                np.maximum(radius[row], _length(self.original[:, point] - self.original[:, joint]), out=radius[row])
+                np.minimum(room[row], bound - error[point], out=room[row])
+            if self.world_scale is not None and self.parents[joint] >= 0:
                 parent_scale[row] = self.world_scale[self.parents[joint]]
+        radius += 2 * bound  # points may already be up to ``bound`` away, and so may the joint
+        np.maximum(room, 0.0, out=room)
 
         def moved(row: IntArray, at: IntArray, a: IntArray, b: IntArray, w: FloatArray) -> FloatArray:
             """How far the points of joint ``joints[row]`` may move at frames ``at`` if it is keyed
@@ -629,8 +637,11 @@ class _Motion:
         tie = (index * 2654435761 % 4294967296) / 4294967296.0  # a fixed shuffle to break ties
         while True:
             which = np.flatnonzero(stale & alive & (before >= 0) & (after >= 0))
-            if len(which):
-                price[which] = cost(owner[which], keys[before[which]], keys[after[which]], keys[which])
+            # Priced in batches of about _CHUNK * 16 frames inside, to bound temporary memory.
+            inside = np.cumsum(keys[after[which]] - keys[before[which]])
+            for batch in np.split(which, np.searchsorted(inside, np.arange(1, 1 + inside[-1] // (16 * _CHUNK))
+                                                         * 16 * _CHUNK) if len(which) else []):
+                price[batch] = cost(owner[batch], keys[before[batch]], keys[after[batch]], keys[batch])
             stale[:] = False
             inner = alive & (before >= 0) & (after >= 0)
             own = np.where(inner, price, np.inf)
