@@ -2,12 +2,13 @@
 
 Each measurement runs in a fresh process (bpy imported, the add-ons enabled and,
 for export, the .blend with that tool's import opened before the clock starts);
-the best of ``--repeat`` runs is kept.  Memory growth is the peak resident size
-during the call minus the size before it, sampled every 2 ms.  Files: generated
+the best of ``--repeat`` runs is kept, with its CPU time (this process's, a
+steadier measure than wall time on a busy machine).  Memory growth is the peak
+resident size during the call minus the size before it, sampled every 2 ms.  Files: generated
 31-joint BVH clips, and the real 120 fps captures from ``../shared/corpus``
 (CMU 01_01, Xia) with CMU 01_01 also repeated end to end to 50,000 frames.
-Ours is measured as it imports by default and with key reduction (``reduced``:
-Reduce Keys at the default tolerance; its export writes that reduced action).
+Ours is measured as it imports by default (quaternions), with Euler rotations, and with
+key reduction (Reduce Keys at the default tolerance; its export writes that reduced action).
 Not a test.
 
     python scripts/bench_blender.py [--frames 10000 50000] [--repeat 3] [--no-real]
@@ -55,12 +56,13 @@ def run_import():
     if tool == "theirs":
         bpy.ops.import_anim.bvh(filepath=source)
     else:
-        bpy.ops.import_anim.mocap_bvh(filepath=source, reduce_keys=tool == "reduced")
+        bpy.ops.import_anim.mocap_bvh(filepath=source, reduce_keys=tool == "reduced",
+                                      rotation_mode="EULER" if tool == "euler" else "QUATERNION")
 
 if action == "prepare":
     run_import()
     bpy.ops.wm.save_as_mainfile(filepath=target)
-    print("RESULT", json.dumps({"seconds": 0.0, "growth": 0}), flush=True)
+    print("RESULT", json.dumps({"seconds": 0.0, "cpu": 0.0, "growth": 0}), flush=True)
     os._exit(0)
 if action == "export":
     bpy.ops.wm.open_mainfile(filepath=source)
@@ -83,16 +85,17 @@ def sample():
         time.sleep(0.002)
 watcher = threading.Thread(target=sample, daemon=True)
 watcher.start()
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 call()
-seconds = time.perf_counter() - start
+seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
 done.set(); watcher.join()
 peak[0] = max(peak[0], resident())
-print("RESULT", json.dumps({"seconds": seconds, "growth": peak[0] - before}), flush=True)
+print("RESULT", json.dumps({"seconds": seconds, "cpu": cpu, "growth": peak[0] - before}), flush=True)
 os._exit(0)  # the bpy 4.5 wheel can hang tearing down at interpreter exit
 """
 
-TOOLS = ("theirs", "ours", "reduced")
+TOOLS = ("theirs", "ours", "euler", "reduced")
+STEP = {"ours": "", "euler": ", Euler", "reduced": ", reduced"}
 
 
 def measure(tool: str, action: str, source: Path, target: Path, repeat: int) -> dict[str, float]:
@@ -130,8 +133,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-real", action="store_true", help="only the generated clips")
     args = parser.parse_args()
-    print("| clip | frames | step | io_anim_bvh s | ours s | time ratio | io_anim_bvh MB | ours MB | memory ratio |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
+    print("| clip | frames | step | io_anim_bvh s | ours s | time ratio | CPU ratio | io_anim_bvh MB | ours MB "
+          "| memory ratio |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as folder:
         for label, source in sources(Path(folder), args.frames, not args.no_real):
             frames = load(source).frame_count
@@ -142,11 +146,12 @@ def main() -> None:
                 results = {tool: measure(tool, action, blends[tool] if action == "export" else source,
                                          Path(folder) / f"{tool}.bvh", args.repeat) for tool in TOOLS}
                 theirs = results["theirs"]
-                for tool in ("ours", "reduced"):
+                for tool in TOOLS[1:]:
                     ours = results[tool]
-                    step = action if tool == "ours" else f"{action}, reduced"
+                    step = action + STEP[tool]
                     print(f"| {label} | {frames} | {step} | {theirs['seconds']:.2f} | {ours['seconds']:.2f} "
-                          f"| 1/{theirs['seconds'] / ours['seconds']:.1f} | {theirs['growth'] / 1e6:.0f} "
+                          f"| 1/{theirs['seconds'] / ours['seconds']:.1f} | 1/{theirs['cpu'] / ours['cpu']:.1f} "
+                          f"| {theirs['growth'] / 1e6:.0f} "
                           f"| {ours['growth'] / 1e6:.0f} | {ours['growth'] / max(theirs['growth'], 1):.2f} |",
                           flush=True)
 
