@@ -39,7 +39,7 @@ from .model import LENGTH_CHANNEL, SCALE_CHANNEL, TRANSLATION_CHANNELS, Clip
 from .rotations import FloatArray
 
 IntArray = NDArray[np.int64]
-Fits = Callable[[IntArray, IntArray, IntArray], NDArray[np.bool_]]
+Fits = Callable[[IntArray, IntArray], NDArray[np.bool_]]
 Span = tuple[IntArray, IntArray, FloatArray]  # frames either side and the weight of the right one
 
 DEFAULT_TOLERANCE = 0.002  # of the figure's rest height: 3.6 mm on a 1.8 m figure
@@ -105,7 +105,7 @@ def reduce_keys(clip: Clip, tolerance: float = DEFAULT_TOLERANCE, euler: EulerKe
         keys = frame_count * sum(len(motion.curves(j)) + (2 if motion.scale_row[j] >= 0 else 0)
                                  for j in range(motion.joint_count))
         return Reduction(everything, height, max(tolerance * height, 0.0), 0.0, keys, keys)
-    shared = np.unique(_greedy(_windows(frame_count), motion.shared_fits(bound))[1])
+    shared = _greedy(_windows(frame_count), motion.shared_fits(bound))
     ends = np.array([0, frame_count - 1])
     frames = [ends if still else shared.copy() for still in motion.still]
     error = motion.errors(shared)  # the same as ``frames``: still joints are constant
@@ -247,20 +247,18 @@ def _windows(frame_count: int, width: int = _WINDOW) -> tuple[IntArray, IntArray
     return starts, np.minimum(starts + width, frame_count - 1)
 
 
-def _greedy(windows: tuple[IntArray, IntArray], fits: Fits) -> tuple[IntArray, IntArray]:
+def _greedy(windows: tuple[IntArray, IntArray], fits: Fits) -> IntArray:
     """Keys over each window ``[start, end]``: from each key, the furthest next key that ``fits``.
 
-    ``fits(lanes, a, b)`` says for each lane (window) whether one segment from
-    ``a`` to ``b`` keeps its inside frames within bounds (one-frame segments
-    have none).  Each step tries the last segment's length, doubles it while it
-    fits, then bisects; all windows take their steps together.  Returns each
-    key's window and frame, window ends included.
+    ``fits(a, b)`` says for each segment from ``a`` to ``b`` whether its inside
+    frames stay within bounds (one-frame segments have none).  Each step tries
+    the last segment's length, doubles it while it fits, then bisects; all
+    windows take their steps together.  Returns the sorted keys, window ends included.
     """
     starts, ends = windows
     current = starts.copy()
     length = np.full(len(starts), 2, dtype=np.int64)
-    every = np.arange(len(starts))
-    found = [(every, starts), (every, ends)]
+    found = [starts, ends]
     while True:
         lanes = np.flatnonzero(current < ends)
         if not len(lanes):
@@ -272,7 +270,7 @@ def _greedy(windows: tuple[IntArray, IntArray], fits: Fits) -> tuple[IntArray, I
         testing = good < end
         while testing.any():
             which = np.flatnonzero(testing)
-            ok = fits(lanes[which], a[which], probe[which])
+            ok = fits(a[which], probe[which])
             good[which[ok]] = probe[which[ok]]
             bad[which[~ok]] = probe[which[~ok]]
             testing[which[~ok]] = False
@@ -282,14 +280,14 @@ def _greedy(windows: tuple[IntArray, IntArray], fits: Fits) -> tuple[IntArray, I
         while searching.any():
             which = np.flatnonzero(searching)
             middle = (good[which] + bad[which]) // 2
-            ok = fits(lanes[which], a[which], middle)
+            ok = fits(a[which], middle)
             good[which[ok]] = middle[ok]
             bad[which[~ok]] = middle[~ok]
             searching = bad > good + 1
         length[lanes] = good - a
         current[lanes] = good
-        found.append((lanes, good))
-    return np.concatenate([f[0] for f in found]), np.concatenate([f[1] for f in found])
+        found.append(good)
+    return np.unique(np.concatenate(found))
 
 
 def _stack(spans: list[Span]) -> Span:
@@ -546,7 +544,7 @@ class _Motion:
                 distance[part] = self.distances(at[part], span).max(axis=0)
             return _segment_worst(distance, offsets, b - a > 1)
 
-        def fits(lanes: IntArray, a: IntArray, b: IntArray) -> NDArray[np.bool_]:
+        def fits(a: IntArray, b: IntArray) -> NDArray[np.bool_]:
             # The middle frame first (errors peak near it); only segments that pass it are checked whole.
             middle = (a + b) // 2
             ok = self.distances(middle, (a, b, (middle - a) / (b - a))).max(axis=0) <= bound
