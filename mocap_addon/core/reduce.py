@@ -43,7 +43,7 @@ Fits = Callable[[IntArray, IntArray], NDArray[np.bool_]]
 Span = tuple[IntArray, IntArray, FloatArray]  # frames either side and the weight of the right one
 
 DEFAULT_TOLERANCE = 0.002  # of the figure's rest height: 3.6 mm on a 1.8 m figure
-STRAIGHT = 1e-9  # a key within this (relative to its curve's range) of the line through its neighbours changes nothing
+STRAIGHT = 1e-9  # a key this near (relative to its curve's size) the line through its neighbours changes nothing
 _WINDOW = 64  # frames per greedy window (windows run side by side)
 _CHUNK = 4096  # frames per forward-kinematics batch (bounds temporary memory)
 
@@ -172,19 +172,26 @@ def figure_height(clip: Clip, tails: FloatArray | None = None) -> float:
 
 def curve_keys(values: FloatArray, frames: IntArray) -> IntArray:
     """Of the keys at ``frames`` on a curve with ``values`` (one per clip frame), those that matter:
-    one key for a constant curve, none inside a straight run (within :data:`STRAIGHT` of its range)."""
-    span = float(np.ptp(values)) if len(values) else 0.0
-    if span <= STRAIGHT * max(float(np.abs(values).max(initial=0.0)), 1e-300):
+    one key for a constant curve, none inside a straight run (both within :func:`_straightness`)."""
+    if len(values) and np.ptp(values) <= _straightness(values[None])[0, 0]:
         return frames[:1]
     return _unbent(values[None], frames)
 
 
+def _straightness(curves: FloatArray) -> FloatArray:
+    """How far ``(k, 1)`` from straight a value of each curve ``(k, F)`` may be and still change
+    nothing: :data:`STRAIGHT` of the curve's size (range plus magnitude), or of 1 for tiny curves
+    (rounding noise on a constant component must not count as a bend)."""
+    size = np.ptp(curves, axis=1) + np.abs(curves).max(axis=1, initial=0.0) + 1.0
+    return STRAIGHT * size[:, None]
+
+
 def _unbent(curves: FloatArray, frames: IntArray) -> IntArray:
     """The keys at ``frames`` left when those inside runs where every curve ``(k, F)`` is straight
-    (within :data:`STRAIGHT` of its range) go: dropping them changes none of the curves."""
+    go: dropping them changes none of the curves (beyond :func:`_straightness`)."""
     if len(frames) < 3:
         return frames
-    tolerance = STRAIGHT * np.ptp(curves, axis=1)[:, None]
+    tolerance = _straightness(curves)
     slope = np.diff(curves[:, frames], axis=1) / np.diff(frames)
     keep = np.ones(len(frames), dtype=bool)
     keep[1:-1] = (np.abs(np.diff(slope, axis=1)) * np.diff(frames)[1:] > tolerance).any(axis=0)
