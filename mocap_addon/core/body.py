@@ -94,11 +94,14 @@ def reference_translations(skeleton: Skeleton) -> FloatArray:
     return np.where(skeleton.position_replaces_offset[:, None], skeleton.offsets, 0.0)
 
 
-def posed_geometry(skeleton: Skeleton, translations: FloatArray) -> tuple[FloatArray, FloatArray]:
+def posed_geometry(skeleton: Skeleton, translations: FloatArray,
+                   scales: FloatArray | None = None) -> tuple[FloatArray, FloatArray]:
     """World rotations ``(J, 3, 3)`` and origins ``(J, 3)`` with every rotation channel at zero and these
-    channel translations ``(J, 3)`` (a clip's first frame holds them where the offsets are empty)."""
+    channel translations ``(J, 3)`` and scales ``(J,)`` (a clip's first frame holds them where the
+    offsets are empty)."""
     identity = np.broadcast_to(np.eye(3), (1, skeleton.joint_count, 3, 3))
-    pose = forward_kinematics(Clip(skeleton, encode_motion(skeleton, identity, translations[None]), 1.0))
+    motion = encode_motion(skeleton, identity, translations[None], None if scales is None else scales[None])
+    pose = forward_kinematics(Clip(skeleton, motion, 1.0))
     return pose.rotations[0], pose.positions[0]
 
 

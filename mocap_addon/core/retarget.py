@@ -58,6 +58,7 @@ class Figure:
     skeleton: Skeleton
     canonical: dict[str, int]  # canonical joint -> joint
     translations: FloatArray  # (J, 3) channel translations of the reference pose
+    scales: FloatArray  # (J,) scale channels of the reference pose
     rest_rotations: FloatArray  # (J, 3, 3) world, every rotation channel zero
     rest_positions: FloatArray  # (J, 3)
     ends: dict[int, int]  # mapped joint -> the mapped joint its bone points at
@@ -206,19 +207,23 @@ def figure(source: Clip | Skeleton, mapping: Mapping[str, str | None] | None, wh
 
         mapping = map_skeleton(skeleton)
     index = canonical_index(skeleton, mapping, what)
+    scales = np.ones(skeleton.joint_count)
     if isinstance(source, Clip) and source.frame_count:
-        translations = Clip(skeleton, source.motion[:1], source.frame_time).local_translations()[0]
+        first = Clip(skeleton, source.motion[:1], source.frame_time)
+        translations = first.local_translations()[0]
+        scales = scales if (found := first.local_scales()) is None else found[0]
     else:
         translations = bodies.reference_translations(skeleton)
-    rest_rotations, rest_positions = bodies.posed_geometry(skeleton, translations)
+    rest_rotations, rest_positions = bodies.posed_geometry(skeleton, translations, scales)
     top = next(index[c] for c in bodies.TOP_JOINTS if c in index)
     hips = index["hips"]
     left = sum(rest_positions[index[f"{j}_l"]] - rest_positions[index[f"{j}_r"]] for j in bodies.LEG_JOINTS)
     up = rest_positions[top] - rest_positions[hips]
     leg = _leg_length(rest_positions, index)
-    if np.linalg.norm(up) <= 1e-9 * leg or np.linalg.norm(np.cross(up, left)) <= 1e-9 * leg * leg:
-        raise ValueError(f"{what}: its rest pose has no body to measure (hips, head and legs in one place or "
-                         "in one line); a clip whose first frame gives the bone vectors may help")
+    if not leg > 0 or np.linalg.norm(up) <= 1e-9 * leg or np.linalg.norm(np.cross(up, left)) <= 1e-9 * leg * leg:
+        raise ValueError(f"{what}: its rest pose has no body to measure (legs of no length, or hips, head and "
+                         "legs in one line); if its bone vectors are in the frames, pass a clip: its first "
+                         "frame gives the bone vectors")
     body = bodies.body_axes(up, left)
     world = bodies.world_axes(bodies.world_up(up))
     ends = bone_ends(skeleton, index)
@@ -234,7 +239,7 @@ def figure(source: Clip | Skeleton, mapping: Mapping[str, str | None] | None, wh
         if reference.shape != (skeleton.joint_count, 3, 3):
             raise ValueError(f"{what} reference pose must be ({skeleton.joint_count}, 3, 3) world rotations, "
                              f"got {reference.shape}")
-    return Figure(skeleton, index, translations, rest_rotations, rest_positions, ends, body, world,
+    return Figure(skeleton, index, translations, scales, rest_rotations, rest_positions, ends, body, world,
                   reference, leg)
 
 
@@ -244,8 +249,6 @@ def _leg_length(positions: FloatArray, index: dict[str, int]) -> float:
     for side in "lr":
         hip, knee, ankle = (positions[index[f"{j}_{side}"]] for j in bodies.LEG_JOINTS)
         total += float(np.linalg.norm(knee - hip) + np.linalg.norm(ankle - knee))
-    if not total > 0:
-        raise ValueError("the legs have no length (hips, knees and ankles in one place)")
     return total / 2
 
 
@@ -419,7 +422,7 @@ def _transfer(clip: Clip, pose: Pose, source: Figure, target: Figure, root: str,
         if len(moved) != len(frame_rotation):
             frame_rotation = np.broadcast_to(frame_rotation, (clip.frame_count, 3, 3))
         motion[:, starts[joint]:starts[joint + 1]] = encode_joint(
-            layout, frame_rotation, moved, None, skeleton.length_directions[joint])
+            layout, frame_rotation, moved, target.scales[joint:joint + 1], skeleton.length_directions[joint])
     return Clip(skeleton.copy(), motion, clip.frame_time, clip.start_frame, unit, up_axis, metadata)
 
 
@@ -592,10 +595,11 @@ def _placed(clip: Clip, pose: Pose, source: Figure, target: Figure, world: dict[
     hips = target.canonical["hips"]
     path = [*_ancestors(parents, hips), hips]
     local = {j: place_translation(skeleton, j, target.translations[j][None]) for j in path}
+    grown = np.cumprod(target.scales[path])  # the world scale along the path
     positions: dict[int, FloatArray] = {}
-    for joint in path:
+    for step, joint in enumerate(path):
         parent = parents[joint]
-        positions[joint] = local[joint] if parent < 0 else positions[parent] + (
+        positions[joint] = local[joint] if parent < 0 else positions[parent] + grown[step - 1] * (
             world[parent] @ local[joint][..., None])[..., 0]
     to_target = target.world.T @ source.world * (target.leg / source.leg if root == "scale" else 1.0)
     driven = [j for j in path if j in pairs]
@@ -608,8 +612,8 @@ def _placed(clip: Clip, pose: Pose, source: Figure, target: Figure, world: dict[
             continue
         shift = pose.positions[:, pairs[joint]] @ to_target.T - positions[joint]
         parent = parents[carrier]
-        carried[carrier] = local[carrier] + (
-            shift if parent < 0 else (np.swapaxes(world[parent], -1, -2) @ shift[..., None])[..., 0])
+        carried[carrier] = local[carrier] + (shift if parent < 0 else (
+            np.swapaxes(world[parent], -1, -2) @ shift[..., None])[..., 0] / grown[path.index(parent)])
         for below in path[path.index(carrier):]:
             positions[below] = positions[below] + shift
     return carried
