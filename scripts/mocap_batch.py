@@ -9,6 +9,12 @@ Export every armature of a .blend (one file per armature, format from the extens
 
     python scripts/mocap_batch.py scene.blend out_folder/ --format bvh
 
+Put files (or every motion file in folders) on the canonical skeleton, or retarget them onto the skeleton
+of another file, writing one file each into a folder (no Blender needed)::
+
+    python scripts/mocap_batch.py takes/ out_folder/ --canonical [--method lengths] [--format htr]
+    python scripts/mocap_batch.py walk.bvh run.bvh out_folder/ --retarget-onto character.htr
+
 One line per file; the exit code is non-zero if any file failed.
 """
 
@@ -31,6 +37,10 @@ def arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--rotation-mode", default="QUATERNION", choices=("QUATERNION", "EULER"))
     parser.add_argument("--unit", default="AUTO", help="import/export unit preset (AUTO, M, CM, MM, IN, FT)")
     parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--canonical", action="store_true", help="put every input on the canonical skeleton")
+    parser.add_argument("--method", default="rotations", choices=("rotations", "lengths"),
+                        help="canonical conversion method (default rotations)")
+    parser.add_argument("--retarget-onto", metavar="FILE", help="retarget every input onto FILE's skeleton")
     return parser.parse_args(argv)
 
 
@@ -96,8 +106,54 @@ def export_armatures(bpy, options: argparse.Namespace) -> int:
     return failures
 
 
+MOTION_EXTENSIONS = (".bvh", ".htr", ".amc")
+
+
+def motion_files(inputs: list[str]) -> list[Path]:
+    """The inputs, with each folder replaced by the motion files in it."""
+    found: list[Path] = []
+    for name in inputs:
+        path = Path(name)
+        if path.is_dir():
+            found += sorted(p for p in path.iterdir() if p.suffix.lower() in MOTION_EXTENSIONS)
+        else:
+            found.append(path)
+    return found
+
+
+def convert_files(options: argparse.Namespace) -> int:
+    """Canonical conversion or retargeting of every input into the output folder; returns the failures."""
+    from mocap_addon.core import MocapFormatError, load, save
+    from mocap_addon.core.retarget import retarget, to_canonical
+
+    folder = Path(options.output)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        target = load(options.retarget_onto) if options.retarget_onto else None
+    except (MocapFormatError, OSError, ValueError) as error:
+        print(f"FAIL {options.retarget_onto}: {error}")
+        return 1
+    failures = 0
+    for path in motion_files(options.inputs):
+        started = time.perf_counter()
+        written = folder / f"{path.stem}.{options.format.lower()}"
+        try:
+            clip = load(path)
+            result = to_canonical(clip, method=options.method) if target is None else retarget(clip, target)
+            save(result, written)
+        except (MocapFormatError, OSError, ValueError) as error:
+            failures += 1
+            print(f"FAIL {path}: {error}")
+            continue
+        print(f"OK   {path} -> {written}: {result.skeleton.joint_count} joints, {result.frame_count} frames, "
+              f"{time.perf_counter() - started:.2f} s")
+    return failures
+
+
 def main() -> int:
     options = arguments(script_arguments())
+    if options.canonical or options.retarget_onto:
+        return 1 if convert_files(options) else 0
     import bpy
 
     import mocap_addon
