@@ -1,5 +1,5 @@
-"""Command line: ``python -m mocap_addon.core info FILE``, ``convert IN OUT``, ``canonical IN OUT`` and
-``retarget IN --onto SKELETON_FILE OUT``."""
+"""Command line: ``python -m mocap_addon.core info FILE``, ``convert IN OUT``, ``map FILE``,
+``canonical IN OUT`` and ``retarget IN --onto SKELETON_FILE OUT``."""
 
 from __future__ import annotations
 
@@ -47,6 +47,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     convert.add_argument("input")
     convert.add_argument("output")
     convert.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
+    mapping = commands.add_parser("map", help="print each joint's canonical joint and the rule that chose it")
+    mapping.add_argument("file")
+    mapping.add_argument("--preset", help="a built-in convention (e.g. mixamo, rigify) or a preset JSON file")
     canonical = commands.add_parser("canonical", help="put IN on the canonical skeleton (metres, Y up) as OUT")
     canonical.add_argument("input")
     canonical.add_argument("output")
@@ -68,6 +71,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "info":
             print(describe(load(args.file), args.file))
+        elif args.command == "map":
+            from .naming import mapping_report
+
+            print(mapping_report(load(args.file).skeleton, preset=args.preset))
         elif args.command in ("canonical", "retarget"):
             from .retarget import retarget, to_canonical
 
