@@ -7,17 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mocap_addon.core import Clip, Skeleton, forward_kinematics, load, save, world_positions
+from mocap_addon.core.body import AXIS_ROTATIONS, reference_body
+from mocap_addon.core.kinematics import local_transforms, rebase
+from mocap_addon.core.naming import CANONICAL_JOINTS, CANONICAL_PARENTS, map_skeleton
+from mocap_addon.core.retarget import MissingJointsError, figure, retarget, to_canonical
 from tests.conftest import corpus_files
-from tests.naming_stand_in import install
-
-install()
-
-from mocap_addon.core.naming import CANONICAL_JOINTS, CANONICAL_PARENTS, map_skeleton  # noqa: E402
-
-from mocap_addon.core import Clip, Skeleton, forward_kinematics, load, save, world_positions  # noqa: E402
-from mocap_addon.core.body import AXIS_ROTATIONS, reference_body  # noqa: E402
-from mocap_addon.core.kinematics import local_transforms, rebase  # noqa: E402
-from mocap_addon.core.retarget import MissingJointsError, figure, retarget, to_canonical  # noqa: E402
 
 NOT_HUMANOID = ("Crab", "simple", "sinusoidal", "maya_export", "JSON_not_bvh")
 HUMANOID = [f for f in corpus_files("bvh", "*.bvh") + corpus_files("htr", "*.htr", "*.HTR")
@@ -159,10 +154,15 @@ def test_canonical_clip_saves_and_loads_exactly(tmp_path, extension, method):
     unit = back.unit_in_metres or 1.0
     assert back.frame_count == canonical.frame_count and back.start_frame == canonical.start_frame
     np.testing.assert_allclose(after.positions[:, index] * unit, before.positions, atol=1e-8)
-    if extension == ".bvh":  # the same hierarchy, joint frames and channels, values to the decimals written
-        np.testing.assert_allclose(after.rotations, before.rotations, atol=1e-8)
-        assert names == canonical.skeleton.names and back.skeleton.channels == canonical.skeleton.channels
-        np.testing.assert_allclose(back.motion, canonical.motion, atol=1e-9)
+    if extension == ".bvh":  # the same joints, joint frames and channels (in depth-first order), values as written
+        np.testing.assert_allclose(after.rotations[:, index], before.rotations, atol=1e-8)
+        assert sorted(names) == sorted(canonical.skeleton.names)
+        read, written = back.skeleton.channel_starts(), canonical.skeleton.channel_starts()
+        for name in names:
+            one, two = back.skeleton.index(name), canonical.skeleton.index(name)
+            assert back.skeleton.channels[one] == canonical.skeleton.channels[two]
+            np.testing.assert_allclose(back.motion[:, read[one]:read[one + 1]],
+                                       canonical.motion[:, written[two]:written[two + 1]], atol=1e-9)
 
 
 @pytest.mark.parametrize("method", ["rotations", "lengths"])

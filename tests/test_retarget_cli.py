@@ -8,43 +8,41 @@ import sys
 import numpy as np
 import pytest
 
+from mocap_addon.core import load, world_positions
+from mocap_addon.core.retarget import retarget, to_canonical
 from tests.conftest import REPO, corpus_files
-from tests.naming_stand_in import install
-
-install()
-
-from mocap_addon.core import load, world_positions  # noqa: E402
-from mocap_addon.core.retarget import retarget, to_canonical  # noqa: E402
-
-# Runs a command line in a fresh interpreter (with the naming stand-in until core.naming is on main).
-PRELUDE = ("import runpy, sys; from tests.naming_stand_in import install; install(); "
-           "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__') if sys.argv[0].endswith('.py') "
-           "else runpy.run_module('mocap_addon.core', run_name='__main__')")
 
 CMU = [f for f in corpus_files("bvh", "fm_cmu_01_01.bvh")]
 SAMBA = [f for f in corpus_files("htr", "gpr450_xbot_samba_mixamo.com.htr")]
 needs_corpus = pytest.mark.skipif(not CMU or not SAMBA, reason="../shared/corpus is absent")
 
 
+def same_order(clip, names: list[str]) -> np.ndarray:
+    """World positions of ``clip`` with its joints in the order of ``names`` (BVH writes depth first)."""
+    return world_positions(clip)[:, [clip.skeleton.index(n) for n in names]]
+
+
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", PRELUDE, *args], cwd=REPO, capture_output=True, text=True,
-                          check=False)
+    """``python -m mocap_addon.core ARGS``, or ``python SCRIPT ARGS`` when the first is a script."""
+    command = [sys.executable, *args] if args[0].endswith(".py") else [sys.executable, "-m", "mocap_addon.core", *args]
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
 
 
 @needs_corpus
 def test_canonical_command_writes_the_canonical_clip(tmp_path):
     target = tmp_path / "canonical.bvh"
-    result = run("-m", "canonical", str(CMU[0]), str(target), "--method", "lengths", "--precision", "9")
+    result = run("canonical", str(CMU[0]), str(target), "--method", "lengths", "--precision", "9")
     assert result.returncode == 0, result.stderr
     assert "54 joints, 2752 frames" in result.stdout
     expected = to_canonical(load(CMU[0]), method="lengths")
-    np.testing.assert_allclose(world_positions(load(target)), world_positions(expected), atol=1e-7)
+    np.testing.assert_allclose(same_order(load(target), expected.skeleton.names), world_positions(expected),
+                               atol=1e-7)
 
 
 @needs_corpus
 def test_retarget_command_uses_the_skeleton_file(tmp_path):
     target = tmp_path / "onto.htr"
-    result = run("-m", "retarget", str(CMU[0]), "--onto", str(SAMBA[0]), str(target), "--precision", "9")
+    result = run("retarget", str(CMU[0]), "--onto", str(SAMBA[0]), str(target), "--precision", "9")
     assert result.returncode == 0, result.stderr
     expected = retarget(load(CMU[0]), load(SAMBA[0]))
     back = load(target)
@@ -57,10 +55,10 @@ def test_commands_report_what_a_skeleton_lacks(tmp_path):
     tail = corpus_files("htr", "gpr450_maya_export_v1.htr")
     if not tail:
         pytest.skip("no corpus")
-    result = run("-m", "retarget", str(CMU[0]), "--onto", str(tail[0]), str(tmp_path / "x.bvh"))
+    result = run("retarget", str(CMU[0]), "--onto", str(tail[0]), str(tmp_path / "x.bvh"))
     assert result.returncode == 1
     assert result.stderr.startswith("error: target has no joint mapped to hips, upper_leg_l")
-    result = run("-m", "canonical", str(tail[0]), str(tmp_path / "x.bvh"))
+    result = run("canonical", str(tail[0]), str(tmp_path / "x.bvh"))
     assert result.returncode == 1 and "source has no joint mapped to hips" in result.stderr
 
 
