@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .kinematics import forward_kinematics
-from .model import Clip, Skeleton, encode_motion
+from .kinematics import forward_kinematics, place_translation, rest_pose
+from .model import SCALE_CHANNEL, Clip, Skeleton
 from .naming import CANONICAL_JOINTS, CANONICAL_PARENTS
 from .rotations import FloatArray
 
@@ -99,9 +99,14 @@ def posed_geometry(skeleton: Skeleton, translations: FloatArray,
     """World rotations ``(J, 3, 3)`` and origins ``(J, 3)`` with every rotation channel at zero and these
     channel translations ``(J, 3)`` and scales ``(J,)`` (a clip's first frame holds them where the
     offsets are empty)."""
-    identity = np.broadcast_to(np.eye(3), (1, skeleton.joint_count, 3, 3))
-    motion = encode_motion(skeleton, identity, translations[None], None if scales is None else scales[None])
-    pose = forward_kinematics(Clip(skeleton, motion, 1.0))
+    posed = skeleton.copy()
+    posed.offsets = np.array([place_translation(skeleton, j, translations[j]) for j in range(skeleton.joint_count)])
+    posed.position_replaces_offset[:] = False
+    posed.translation_in_rest_frame[:] = False
+    if scales is None or np.all(scales == 1.0):
+        return rest_pose(posed)
+    posed.channels = [(SCALE_CHANNEL,)] * skeleton.joint_count
+    pose = forward_kinematics(Clip(posed, scales[None], 1.0))
     return pose.rotations[0], pose.positions[0]
 
 
