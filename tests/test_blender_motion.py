@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.blender_helpers import extent, pose_heads
+from tests.blender_helpers import armature_from_bones, extent, pose_heads
 from tests.conftest import SAMPLES
 
 pytestmark = pytest.mark.blender
@@ -43,19 +43,9 @@ def test_other_action_and_hand_made_rig(addon):
     from mocap_addon.blender.motion import armature_clip, write_clip
 
     bpy = addon
-    data = bpy.data.armatures.new("rig")
-    obj = bpy.data.objects.new("rig", data)
-    bpy.context.collection.objects.link(obj)
-    bpy.context.view_layer.objects.active = obj
-    bpy.ops.object.mode_set(mode="EDIT")
-    previous = None
-    for number, (head, tail, roll) in enumerate([((0, 0, 1), (0, 0, 1.5), 0.3), ((0, 0, 1.5), (0.4, 0, 1.7), 1.2),
-                                                 ((0.4, 0, 1.7), (0.8, 0.1, 1.6), -2.0)]):
-        bone = data.edit_bones.new(f"b{number}")
-        bone.head, bone.tail, bone.roll = head, tail, roll
-        bone.parent = previous
-        previous = bone
-    bpy.ops.object.mode_set(mode="OBJECT")
+    obj = armature_from_bones(bpy, "rig", [("b0", None, (0, 0, 1), (0, 0, 1.5), 0.3),
+                                           ("b1", "b0", (0, 0, 1.5), (0.4, 0, 1.7), 1.2),
+                                           ("b2", "b1", (0.4, 0, 1.7), (0.8, 0.1, 1.6), -2.0)])
     obj.animation_data_create()
     first = bpy.data.actions.new("first")
     obj.animation_data.action = first

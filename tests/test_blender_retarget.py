@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.blender_helpers import ids, pose_heads
+from tests.blender_helpers import armature_from_bones, ids, pose_heads
 from tests.conftest import SAMPLES
 
 pytestmark = pytest.mark.blender
 
 SAMPLE = SAMPLES / "walk_turn.bvh"
 FRAMES = range(1, 121)
-# A Mixamo-named rig made in Blender: Z up, facing -Y, arms 45 degrees down (A-pose), every bone rolled.
+# A rig made in Blender: Z up, facing -Y, arms 45 degrees down (A-pose), every bone rolled (Mixamo names here).
 DOWN = np.array([np.cos(np.radians(45)), 0.0, -np.sin(np.radians(45))])
 RIG = [  # name, parent, head, tail
     ("Hips", None, (0, 0, 1.0), (0, 0, 1.1)),
@@ -36,30 +36,42 @@ SEGMENTS = [(f"{side}{a}", f"{side}{b}") for side in ("Left", "Right")
             for a, b in (("Arm", "ForeArm"), ("ForeArm", "Hand"), ("UpLeg", "Leg"), ("Leg", "Foot"))]
 
 
-def build_rig(bpy, name: str = "mixamo") -> object:
-    """The RIG above with its right side mirrored, random rolls, prefixed ``mixamorig:`` names."""
+# The same rig under other conventions' names (Unreal mannequin, Rigify metarig); Mixamo's are RIG's own.
+CONVENTIONS = {
+    "mixamo": {},
+    "unreal": {"Hips": "pelvis", "Spine": "spine_01", "Spine1": "spine_02", "Spine2": "spine_03", "Neck": "neck_01",
+               "Head": "head", "Shoulder": "clavicle_{s}", "Arm": "upperarm_{s}", "ForeArm": "lowerarm_{s}",
+               "Hand": "hand_{s}", "UpLeg": "thigh_{s}", "Leg": "calf_{s}", "Foot": "foot_{s}", "ToeBase": "ball_{s}"},
+    "rigify": {"Hips": "spine", "Spine": "spine.001", "Spine1": "spine.002", "Spine2": "spine.003",
+               "Neck": "spine.004", "Head": "spine.006", "Shoulder": "shoulder.{S}", "Arm": "upper_arm.{S}",
+               "ForeArm": "forearm.{S}", "Hand": "hand.{S}", "UpLeg": "thigh.{S}", "Leg": "shin.{S}",
+               "Foot": "foot.{S}", "ToeBase": "toe.{S}"},
+}
+
+
+def bone_name(convention: str, name: str) -> str:
+    """RIG's Mixamo-style ``name`` in ``convention`` (Mixamo's carry the ``mixamorig:`` prefix)."""
+    if convention == "mixamo":
+        return f"mixamorig:{name}"
+    side = "Left" if name.startswith("Left") else "Right" if name.startswith("Right") else ""
+    pattern = CONVENTIONS[convention][name[len(side):]]
+    return pattern.format(s=side[:1].lower(), S=side[:1])
+
+
+def build_rig(bpy, name: str = "mixamo", convention: str = "mixamo") -> object:
+    """The RIG above with its right side mirrored and random rolls, named in ``convention``."""
     rng = np.random.default_rng(11)
-    data = bpy.data.armatures.new(name)
-    obj = bpy.data.objects.new(name, data)
-    bpy.context.collection.objects.link(obj)
-    bpy.context.view_layer.objects.active = obj
-    bpy.ops.object.mode_set(mode="EDIT")
-    bones = {}
     mirrored = [(n.replace("Left", "Right"), p and p.replace("Left", "Right"), (-h[0], *h[1:]), (-t[0], *t[1:]))
                 for n, p, h, t in RIG if n.startswith("Left")]
-    for bone_name, parent, head, tail in RIG + mirrored:
-        bone = data.edit_bones.new(f"mixamorig:{bone_name}")
-        bone.head, bone.tail, bone.roll = head, tail, rng.uniform(-np.pi, np.pi)
-        bone.parent = bones.get(parent)
-        bones[bone_name] = bone
-    bpy.ops.object.mode_set(mode="OBJECT")
-    return obj
+    return armature_from_bones(bpy, name, [(bone_name(convention, n), p and bone_name(convention, p), h, t,
+                                            rng.uniform(-np.pi, np.pi)) for n, p, h, t in RIG + mirrored])
 
 
-def directions(bpy, obj, prefix: str = "") -> np.ndarray:
+def directions(bpy, obj, convention: str | None = None) -> np.ndarray:
+    """Unit limb segment directions ``(F, 8, 3)``; bones named in ``convention`` (``None``: RIG's plain names)."""
     heads, names = pose_heads(bpy, obj, FRAMES)
-    lines = np.stack([heads[:, names.index(prefix + b)] - heads[:, names.index(prefix + a)] for a, b in SEGMENTS],
-                     axis=1)
+    index = {n: names.index(n if convention is None else bone_name(convention, n)) for pair in SEGMENTS for n in pair}
+    lines = np.stack([heads[:, index[b]] - heads[:, index[a]] for a, b in SEGMENTS], axis=1)
     return lines / np.linalg.norm(lines, axis=-1, keepdims=True)
 
 
@@ -68,15 +80,16 @@ def import_sample(bpy) -> object:
     return bpy.context.object
 
 
-def test_a_rolled_a_pose_rig_follows_the_source_limbs(addon):
+@pytest.mark.parametrize("convention", list(CONVENTIONS))
+def test_a_rolled_a_pose_rig_follows_the_source_limbs(addon, convention):
     bpy = addon
     source = import_sample(bpy)
-    target = build_rig(bpy)
+    target = build_rig(bpy, "mixamo", convention)
     assert bpy.ops.mocap.retarget(source=source.name, target=target.name) == {"FINISHED"}
     action = target.animation_data.action
     assert action.name == f"{source.animation_data.action.name} on {target.name}"
     assert action.frame_range[:] == (1.0, 120.0)
-    wanted, got = directions(bpy, source), directions(bpy, target, "mixamorig:")
+    wanted, got = directions(bpy, source), directions(bpy, target, convention)
     cosine = np.sum(wanted * got, axis=-1)
     assert cosine.min() >= 0.9999  # same facing (-Y): no change of axes at all
 
@@ -132,14 +145,14 @@ def test_reference_pose_is_what_the_rig_stands_in_for_the_source_t_pose(addon):
     source = import_sample(bpy)
     target = build_rig(bpy)
     bpy.ops.mocap.retarget(source=source.name, target=target.name)
-    automatic = directions(bpy, target, "mixamorig:")
+    automatic = directions(bpy, target, "mixamo")
     target.animation_data.action = None
     for pose_bone in target.pose.bones:
         pose_bone.matrix_basis.identity()
     bpy.context.view_layer.objects.active = target
     assert bpy.ops.mocap.set_reference_pose() == {"FINISHED"}
     bpy.ops.mocap.retarget(source=source.name, target=target.name)
-    from_rest = directions(bpy, target, "mixamorig:")
+    from_rest = directions(bpy, target, "mixamo")
     # Each limb bone turns by the angle between its rest direction and its T-pose one (arms out, legs down).
     heads = {name.replace("mixamorig:", ""): np.array(bone.head_local) for name, bone in target.data.bones.items()}
     expected = []
@@ -164,7 +177,7 @@ def test_reference_pose_is_what_the_rig_stands_in_for_the_source_t_pose(addon):
             @ pose_bone.matrix
     bpy.ops.mocap.set_reference_pose()
     bpy.ops.mocap.retarget(source=source.name, target=target.name)
-    by_hand = directions(bpy, target, "mixamorig:")
+    by_hand = directions(bpy, target, "mixamo")
     arms, legs = [0, 1, 4, 5], [2, 3, 6, 7]
     assert np.sum(automatic * by_hand, axis=-1)[:, arms].min() >= 0.99999  # arms: the automatic T-pose's
     assert np.sum(from_rest * by_hand, axis=-1)[:, legs].min() >= 0.99999  # legs: left at rest
