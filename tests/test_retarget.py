@@ -282,6 +282,19 @@ def _three_axis(skeleton: Skeleton) -> Skeleton:
     return three
 
 
+def test_an_explicit_reference_pose_replaces_the_automatic_one():
+    clip = _short(CMU_BVH)
+    automatic = figure(clip, None, "source").reference
+    assert_same_poses(to_canonical(clip), to_canonical(clip, reference=automatic), 1e-12)
+    rest = figure(clip, None, "source", "rest").reference
+    from_rest = world_positions(to_canonical(clip, reference=rest))
+    assert np.abs(from_rest - world_positions(to_canonical(clip))).max() > 0.01  # CMU's rest is not a T-pose
+    with pytest.raises(ValueError, match=r"reference pose must be \(31, 3, 3\)"):
+        retarget(clip, clip, source_reference=np.eye(3))
+    with pytest.raises(ValueError, match="only applies to method 'rotations'"):
+        to_canonical(clip, method="lengths", reference=automatic)
+
+
 def test_missing_essentials_are_named():
     [path] = [f for f in HUMANOID if f.name == CMU_BVH] or [pytest.skip("no corpus")]
     clip = load(path)

@@ -67,6 +67,8 @@ def write_clip(obj: bpy.types.Object, clip: Clip, *, name: str, rotation_mode: s
     ``"EULER"`` (each joint's own order).  The action is assigned to ``obj``.
     """
     skeleton = clip.skeleton
+    if not clip.frame_count:
+        raise ValueError("the clip has no frames to write")
     bones = obj.pose.bones
     for joint_name, parent in zip(skeleton.names, skeleton.parents):
         if joint_name not in bones:

@@ -3,8 +3,8 @@
 Both skeletons are read through their mappings onto the canonical joints.  Each
 has a reference pose ``T`` (world joint orientations, by default its rest swung
 into a T-pose, see :mod:`.body`), body axes ``B`` (its rest geometry's left, up,
-forward as canonical X, Y, Z) and world axes ``A`` (the world's up, from where
-its head is over its hips along the motion, as canonical Y).  A target joint
+forward as canonical X, Y, Z) and world axes ``A`` (its world's up as canonical
+Y: the rest's up where that is +Y or +Z, else +Y, see :func:`.body.world_up`).  A target joint
 paired with a source joint (same canonical joint, or same name where neither is
 mapped) gets the world rotation::
 
@@ -32,14 +32,13 @@ from . import body as bodies
 from .kinematics import Pose, forward_kinematics, place_translation, translation_channels
 from .model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, encode_joint
 from .model import rotation_order as order_of
-from .naming import CANONICAL_JOINTS, CANONICAL_PARENTS
+from .naming import CANONICAL_JOINTS, CANONICAL_PARENTS, map_skeleton
 from .rotations import FloatArray, axis_matrices, euler_to_matrix
 
 REQUIRED = ("hips", "upper_leg_l", "lower_leg_l", "foot_l", "upper_leg_r", "lower_leg_r", "foot_r")
 METHODS = ("rotations", "lengths")
 LENGTHS = ("reference", "source")
 ROOT_MODES = ("scale", "keep")
-_UP_SAMPLES = 512  # frames looked at to find a clip's world up
 
 
 class MissingJointsError(ValueError):
@@ -91,13 +90,14 @@ def to_canonical(clip: Clip, *, method: str = "rotations", mapping: Mapping[str,
     """
     _check_choice("method", method, METHODS)
     _check_choice("lengths", lengths, LENGTHS)
-    pose = forward_kinematics(clip)
+    if reference is not None and method != "rotations":
+        raise ValueError("a reference pose only applies to method 'rotations' (method 2 keeps the rest pose)")
     source = figure(clip, mapping, "source", reference if method == "rotations" else "rest")
     joints, ends = _canonical_points(clip, source, method, lengths)
     skeleton = bodies.canonical_skeleton(joints, ends)
     target = figure(skeleton, {n: n for n in CANONICAL_JOINTS}, "canonical skeleton", reference="rest")
     metadata = {"source": clip.metadata.get("source"), "canonical": {"method": method, "lengths": lengths}}
-    return _transfer(clip, pose, source, target, root, 1.0, "Y", metadata)
+    return _transfer(clip, forward_kinematics(clip), source, target, root, 1.0, "Y", metadata)
 
 
 def retarget(clip: Clip, target: Skeleton | Clip, *, mapping: Mapping[str, str | None] | None = None,
@@ -113,11 +113,12 @@ def retarget(clip: Clip, target: Skeleton | Clip, *, mapping: Mapping[str, str |
     ``source_reference`` / ``target_reference`` replace the automatic T-poses
     (world joint rotations ``(J, 3, 3)``).  ``root="scale"`` scales the hips'
     travel by the target/source leg-length ratio, ``"keep"`` copies it.
-    ``retarget(c, c.skeleton)`` gives ``c``'s poses.
+    ``retarget(c, c)`` gives ``c``'s poses, and so does ``retarget(c,
+    c.skeleton)`` where ``c``'s translation channels agree with its offsets.
     """
-    pose = forward_kinematics(clip)
     source = figure(clip, mapping, "source", source_reference)
     target_figure = figure(target, target_mapping, "target", reference=target_reference)
+    pose = forward_kinematics(clip)
     if isinstance(target, Clip):
         unit, up, metadata = target.unit_in_metres, target.up_axis, dict(target.metadata)
     else:
@@ -203,8 +204,6 @@ def figure(source: Clip | Skeleton, mapping: Mapping[str, str | None] | None, wh
     """
     skeleton = source.skeleton if isinstance(source, Clip) else source
     if mapping is None:
-        from .naming import map_skeleton
-
         mapping = map_skeleton(skeleton)
     index = canonical_index(skeleton, mapping, what)
     scales = np.ones(skeleton.joint_count)
