@@ -10,6 +10,8 @@ blend) can work on any rig and hand their result back.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import bpy
 import numpy as np
 
@@ -19,7 +21,7 @@ from ..core.model import SCALE_CHANNEL, TRANSLATION_CHANNELS, rotation_order
 from .animation import write_action
 from .armature import rest_matrices
 from .files.base import conversion_matrix
-from .files.exporter import ExportSettings, export_clip, frame_range, skeleton_from_bones
+from .files.exporter import ExportSettings, export_clip, frame_range, joint_bones, skeleton_from_bones
 from .rig_math import BoneFrames, RestRig, joint_basis
 from .storage import PROPERTY, skeleton_from_json
 
@@ -36,10 +38,12 @@ def clip_space(obj: bpy.types.Object) -> tuple[np.ndarray, float]:
 
 
 def armature_skeleton(obj: bpy.types.Object) -> Skeleton:
-    """The armature's skeleton in clip space: its import record's, else one made from its bones."""
+    """The armature's skeleton in clip space: its import record's (under the bones' current names), else one
+    made from its bones; the skeleton :func:`armature_clip` gives."""
     stored = obj.data.get(PROPERTY)
     if stored is not None:
-        return skeleton_from_json(stored)[0]
+        skeleton = skeleton_from_json(stored)[0]
+        return replace(skeleton, names=joint_bones(obj, skeleton))
     conversion, scale = clip_space(obj)
     return skeleton_from_bones(obj, ExportSettings(conversion), scale)
 
