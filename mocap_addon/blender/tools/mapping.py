@@ -144,55 +144,53 @@ def _armature(context: bpy.types.Context) -> bpy.types.Object | None:
     return obj if obj is not None and obj.type == "ARMATURE" else None
 
 
-class MOCAP_OT_map_bones(bpy.types.Operator):
-    """Detect again which canonical joint each bone is (replaces hand edits)"""
+class _MappingOperator(bpy.types.Operator):
+    """Shared by the mapping operators: an active armature, and detection with a report."""
 
-    bl_idname = "mocap.map_bones"
-    bl_label = "Detect Mapping"
     bl_options = {"REGISTER", "UNDO"}
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         return _armature(context) is not None
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def detect(self, context: bpy.types.Context, preset: Preset | None = None) -> set[str]:
+        """Map the active armature's bones (``preset`` first), store, and report what is missing."""
         from ...core.naming import REQUIRED_JOINTS, missing_joints
 
         obj = _armature(context)
         assert obj is not None
-        mapping = detect_mapping(obj)
-        report_mapping(self, mapping, missing_joints(mapping, REQUIRED_JOINTS))
+        mapping = detect_mapping(obj, preset=preset)
+        missing = missing_joints(mapping, REQUIRED_JOINTS)
+        text = f"{sum(c is not None for c in mapping.values())} of {len(mapping)} bones mapped"
+        self.report({"WARNING"} if missing else {"INFO"},
+                    text + (f"; required joints missing: {', '.join(missing)}" if missing else ""))
         return {"FINISHED"}
 
 
-def report_mapping(operator: bpy.types.Operator, mapping: dict[str, str | None], missing: list[str]) -> None:
-    mapped = sum(c is not None for c in mapping.values())
-    text = f"{mapped} of {len(mapping)} bones mapped"
-    operator.report({"WARNING"} if missing else {"INFO"},
-                    text + (f"; required joints missing: {', '.join(missing)}" if missing else ""))
+class MOCAP_OT_map_bones(_MappingOperator):
+    """Detect again which canonical joint each bone is (replaces hand edits)"""
+
+    bl_idname = "mocap.map_bones"
+    bl_label = "Detect Mapping"
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        return self.detect(context)
 
 
-class MOCAP_OT_load_mapping_preset(bpy.types.Operator):
+class MOCAP_OT_load_mapping_preset(_MappingOperator):
     """Map the bones with a preset (a naming convention), detecting the bones it does not name"""
 
     bl_idname = "mocap.load_mapping_preset"
     bl_label = "Load Mapping Preset"
-    bl_options = {"REGISTER", "UNDO"}
     bl_property = "preset"
 
     preset: EnumProperty(name="Preset", items=_preset_choices)
     filepath: StringProperty(name="File", subtype="FILE_PATH", options={"SKIP_SAVE"},
                              description="A preset JSON file to load instead of a listed preset")
 
-    @classmethod
-    def poll(cls, context: bpy.types.Context) -> bool:
-        return _armature(context) is not None
-
     def execute(self, context: bpy.types.Context) -> set[str]:
-        from ...core.naming import REQUIRED_JOINTS, builtin_presets, load_preset, missing_joints
+        from ...core.naming import builtin_presets, load_preset
 
-        obj = _armature(context)
-        assert obj is not None
         kind, _, key = self.preset.partition(":")
         try:
             if self.filepath:
@@ -207,9 +205,7 @@ class MOCAP_OT_load_mapping_preset(bpy.types.Operator):
         except (OSError, ValueError) as error:
             self.report({"ERROR"}, str(error))
             return {"CANCELLED"}
-        mapping = detect_mapping(obj, preset=preset)
-        report_mapping(self, mapping, missing_joints(mapping, REQUIRED_JOINTS))
-        return {"FINISHED"}
+        return self.detect(context, preset)
 
 
 class MOCAP_OT_save_mapping_preset(bpy.types.Operator):
