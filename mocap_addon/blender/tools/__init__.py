@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import retarget
+from . import mapping, retarget
 
-MODULES: tuple[ModuleType, ...] = (retarget,)
+MODULES: tuple[ModuleType, ...] = (mapping, retarget)
 CLASSES = tuple(c for module in MODULES for c in module.CLASSES)
 
 

@@ -1,9 +1,11 @@
 """Retarget panel: one armature's action onto any other rig, an armature onto the canonical skeleton,
 and reference poses for rigs whose automatic T-pose is wrong.
 
-Each operator reads the armatures as core clips (``blender.motion``), calls one
-core function (``core.retarget``) and writes the result with ``foreach_set``
-keys; core errors become reports, and a failure leaves ``bpy.data`` as it was.
+Each operator reads the armatures as core clips (``blender.motion``) with their
+stored bone mappings (the Bone Mapping panel's, detected when missing), calls
+one core function (``core.retarget``) and writes the result with
+``foreach_set`` keys; core errors become reports, and a failure leaves the
+scene's objects, armatures and actions as they were.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import time
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, PointerProperty, StringProperty
+
+from .mapping import armature_mapping
 
 REFERENCE_POSE = "mocap_reference_pose"  # on the armature data: bone -> pose rotation relative to rest (3x3)
 METHODS = [("rotations", "Rotations", "Canonical T-pose; every joint's rotation re-expressed (method 1)"),
@@ -26,14 +30,6 @@ ROOT_MODES = [("scale", "Scale by Legs", "Hips travel scaled by the ratio of leg
 
 def is_armature(_self: object, obj: bpy.types.Object) -> bool:
     return obj.type == "ARMATURE"
-
-
-def bone_mapping(obj: bpy.types.Object) -> dict[str, str | None]:
-    """The armature's bones -> canonical joints (detected by ``core.naming`` from its skeleton)."""
-    from ...core.naming import map_skeleton
-    from ..motion import armature_skeleton
-
-    return map_skeleton(armature_skeleton(obj))
 
 
 def reference_rotations(obj: bpy.types.Object) -> np.ndarray | None:
@@ -88,8 +84,8 @@ class MOCAP_OT_retarget(bpy.types.Operator):
             return {"CANCELLED"}
         try:
             clip = armature_clip(source)
-            result = retarget(clip, armature_skeleton(target), mapping=bone_mapping(source),
-                              target_mapping=bone_mapping(target), root=self.root,
+            result = retarget(clip, armature_skeleton(target), mapping=armature_mapping(source),
+                              target_mapping=armature_mapping(target), root=self.root,
                               source_reference=reference_rotations(source),
                               target_reference=reference_rotations(target))
             with nothing_left_behind():
@@ -126,7 +122,7 @@ class MOCAP_OT_to_canonical(bpy.types.Operator):
         obj = context.active_object
         try:
             clip = armature_clip(obj)
-            canonical = to_canonical(clip, method=self.method, lengths=self.lengths, mapping=bone_mapping(obj),
+            canonical = to_canonical(clip, method=self.method, lengths=self.lengths, mapping=armature_mapping(obj),
                                      reference=reference_rotations(obj))
             settings = ImportSettings(conversion_matrix(*DEFAULT_AXES), frame_start=clip.start_frame)
             result = import_clip(context, canonical, f"{obj.name}_canonical", settings)
