@@ -183,3 +183,17 @@ def test_reference_pose_is_what_the_rig_stands_in_for_the_source_t_pose(addon):
     assert np.sum(from_rest * by_hand, axis=-1)[:, legs].min() >= 0.99999  # legs: left at rest
     bpy.ops.mocap.set_reference_pose(clear=True)
     assert "mocap_reference_pose" not in target.data
+
+
+def test_the_stored_bone_mapping_is_used(addon):
+    """A hand edit in the Bone Mapping panel (here: the rig's hips unmapped) is what retargeting reads."""
+    from mocap_addon.blender.tools.mapping import armature_mapping, store_mapping
+
+    bpy = addon
+    source = import_sample(bpy)
+    target = build_rig(bpy, "edited", "unreal")
+    mapping = armature_mapping(target)
+    assert mapping["pelvis"] == "hips"
+    store_mapping(target, {**mapping, "pelvis": None}, {})
+    with pytest.raises(RuntimeError, match="target has no joint mapped to hips"):
+        bpy.ops.mocap.retarget(source=source.name, target=target.name)
