@@ -171,6 +171,7 @@ class MocapExportBase(ExportHelper):
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         from ...core import save
+        from ...core.units import unit_note
         from .exporter import ExportSettings, export_clip
 
         started = time.perf_counter()
@@ -185,8 +186,9 @@ class MocapExportBase(ExportHelper):
         except (OSError, ValueError) as error:
             self.report({"ERROR"}, f"{self.format_label} export failed: {error}")
             return {"CANCELLED"}
+        note = unit_note(clip, self.filename_ext)
         self.report({"INFO"}, f"Exported {obj.name}: {clip.skeleton.joint_count} joints, {clip.frame_count} "
-                              f"frames in {time.perf_counter() - started:.2f} s")
+                              f"frames in {time.perf_counter() - started:.2f} s" + (f"; {note}" if note else ""))
         return {"FINISHED"}
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from ...core import Clip, Skeleton
 from ...core.kinematics import rest_pose
 from ...core.model import encode_joint
+from ...core.units import scale_lengths
 from ..animation import curves_by_path, read_bone
 from ..armature import rest_matrices
 from ..rig_math import BoneFrames, RestRig, bone_to_joint
@@ -71,7 +72,9 @@ def export_clip(obj: bpy.types.Object, settings: ExportSettings) -> Clip:
         import_scale = float(record["scale"])
     else:
         import_scale = 1.0
+    # Blender lengths per written unit; an imported skeleton is first posed in its own file units.
     scale = settings.scale * (import_scale if settings.unit == "AUTO" else UNIT_PRESETS[settings.unit])
+    native = import_scale if stored is not None else scale
     if stored is None:
         skeleton = skeleton_from_bones(obj, settings, scale)
     missing = [n for n in skeleton.names if n not in obj.pose.bones]
@@ -90,7 +93,7 @@ def export_clip(obj: bpy.types.Object, settings: ExportSettings) -> Clip:
     motion = np.zeros((len(frames), int(starts[-1])))
     for joint, name in enumerate(skeleton.names):
         rotation, location, local_scale = read_bone(obj.pose.bones[name], curves, frames)
-        local_rotation, local_translation = bone_to_joint(bone_frames, joint, rotation, location, scale)
+        local_rotation, local_translation = bone_to_joint(bone_frames, joint, rotation, location, native)
         frame_rotation, channel_translation = _channel_values(skeleton, joint, local_rotation, local_translation)
         motion[:, starts[joint]: starts[joint + 1]] = encode_joint(
             skeleton.channels[joint], frame_rotation, channel_translation, local_scale,
@@ -98,8 +101,18 @@ def export_clip(obj: bpy.types.Object, settings: ExportSettings) -> Clip:
     frame_time = float(action.get("mocap_frame_time", record.get("frame_time", 1.0 / scene_fps(bpy.context.scene))))
     metadata = dict(record.get("metadata", {}))
     metadata["warnings"] = []
-    return Clip(skeleton, motion, frame_time, start_frame=int(record.get("start_frame", 1)),
-                unit_in_metres=record.get("unit_in_metres"), up_axis=record.get("up_axis", "Y"), metadata=metadata)
+    clip = Clip(skeleton, motion, frame_time, start_frame=int(record.get("start_frame", 1)),
+                unit_in_metres=_file_unit(settings, stored is not None, record.get("unit_in_metres")),
+                up_axis=record.get("up_axis", "Y"), metadata=metadata)
+    return clip if native == scale else scale_lengths(clip, native / scale)
+
+
+def _file_unit(settings: ExportSettings, imported: bool, imported_unit: float | None) -> float | None:
+    """One written unit in metres: the chosen preset; else the unit the import read (values are
+    the file's again), else a metre (a rig made in Blender, whose units are metres)."""
+    if settings.unit != "AUTO":
+        return UNIT_PRESETS[settings.unit]
+    return imported_unit if imported else 1.0
 
 
 def _channel_values(skeleton: Skeleton, joint: int, rotation: np.ndarray,

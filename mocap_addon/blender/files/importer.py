@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import bpy
 import numpy as np
@@ -35,11 +35,13 @@ class ImportSettings:
     update_scene_range: bool = False
     rotation_mode: str = "QUATERNION"
 
+    def file_unit(self, clip: Clip) -> float | None:
+        """One file unit in metres as this import reads it: the preset, else the file's own (or none)."""
+        return clip.unit_in_metres if self.unit == "AUTO" else UNIT_PRESETS[self.unit]
+
     def metres_per_unit(self, clip: Clip) -> float:
-        """Blender units per file unit: the preset, or the file's own unit, times the scale."""
-        if self.unit == "AUTO":
-            return self.scale * (clip.unit_in_metres or 1.0)
-        return self.scale * UNIT_PRESETS[self.unit]
+        """Blender units per file unit: the preset, or the file's own unit (else 1), times the scale."""
+        return self.scale * (self.file_unit(clip) or 1.0)
 
 
 @dataclass
@@ -94,7 +96,9 @@ def import_clip(context: bpy.types.Context, clip: Clip, name: str, settings: Imp
         obj = build_armature(name, clip.skeleton, rig, context)
         # Pose against the rest Blender actually stored (float32 heads and rolls), not the ideal one.
         rig.orientations, rig.heads = rest_matrices(obj, clip.skeleton.names)
-        obj.data[PROPERTY] = skeleton_to_json(clip, settings.conversion, scale)
+        # The record keeps the unit the import read, so an export states it (a BVH read as cm exports as cm).
+        obj.data[PROPERTY] = skeleton_to_json(replace(clip, unit_in_metres=settings.file_unit(clip)),
+                                              settings.conversion, scale)
         progress(0.4)
         skeleton = clip.skeleton
         bone_frames = BoneFrames.of(skeleton.parents, rig, settings.conversion)

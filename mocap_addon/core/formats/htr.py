@@ -28,12 +28,11 @@ from ..errors import MocapFormatError
 from ..kinematics import rebase, rest_pose
 from ..model import Clip, Skeleton
 from ..rotations import check_order, euler_to_matrix, matrix_to_euler
+from ..units import UNITS_IN_METRES, convert_unit, unit_name
 from .textio import atomic_write, decode_text, format_rows, number_problem
 
 ORDER_READINGS = ("listed", "reversed")
 TRANSLATION_READINGS = ("parent", "rotated")
-UNITS_IN_METRES = {"mm": 0.001, "cm": 0.01, "dm": 0.1, "m": 1.0, "km": 1000.0, "in": 0.0254, "inch": 0.0254,
-                   "inches": 0.0254, "ft": 0.3048, "feet": 0.3048, "foot": 0.3048}
 _SECTION = re.compile(rb"^[ \t]*\[([^\]\r\n]*)\][ \t]*\r?$", re.MULTILINE)
 _AXES = {"X": 0, "Y": 1, "Z": 2}
 
@@ -324,9 +323,6 @@ def _raise_bad_row(text: _Text, section: _Section, name: str, numbers: np.ndarra
     raise text.error(f"[{name}]: unreadable frame block", section.line)
 
 
-_UNIT_NAMES = {0.001: "mm", 0.01: "cm", 0.1: "dm", 1.0: "m", 0.0254: "in", 0.3048: "ft"}
-
-
 def htr_form(clip: Clip, *, euler_order: str = "ZYX", order_reading: str = "listed", translation: str = "parent",
              bone_length_axis: str = "Y") -> Clip:
     """The clip as HTR holds it: ``tx ty tz`` + three rotations + ``s`` per segment, base frames along the bones.
@@ -359,7 +355,11 @@ def write_htr(clip: Clip, path: str | os.PathLike[str], *, precision: int = 8, o
 
 def format_htr(clip: Clip, *, precision: int = 8, order_reading: str | None = None, translation: str | None = None,
                euler_order: str | None = None, bone_length_axis: str | None = None) -> str:
-    """The HTR text for ``clip``."""
+    """The HTR text for ``clip``.  ``CalibrationUnits`` names the clip's unit (lengths in a unit
+    without a name are converted to mm); a clip that states no unit is written without it."""
+    unit = unit_name(clip.unit_in_metres)
+    if clip.unit_in_metres is not None and unit is None:
+        clip, unit = convert_unit(clip, UNITS_IN_METRES["mm"]), "mm"
     known = clip.metadata.get("htr", {}) if clip.metadata.get("format") == "htr" else {}
     listed = check_order(euler_order or known.get("euler_rotation_order", "ZYX"))
     reading = order_reading or known.get("order_reading", "listed")
@@ -371,12 +371,12 @@ def format_htr(clip: Clip, *, precision: int = 8, order_reading: str | None = No
     by_axis = [order.index(c) for c in "XYZ"]  # file columns Rx Ry Rz from composition order
     base_angles = np.degrees(matrix_to_euler(skeleton.rest_rotations, order))[:, by_axis]
     lengths = _bone_lengths(form, known, axis, rest_pose(skeleton)[1])
-    unit = _UNIT_NAMES.get(form.unit_in_metres or 0.0, known.get("header", {}).get("calibrationunits", "mm"))
     lines = ["# Motion Analysis HTR, written by Mocap I/O", "[Header]", "FileType htr", "DataType HTRS",
              "FileVersion 1", f"NumSegments {skeleton.joint_count}", f"NumFrames {form.frame_count}",
-             f"DataFrameRate {form.fps:.10g}", f"EulerRotationOrder {listed}", f"CalibrationUnits {unit}",
-             "RotationUnits Degrees", f"GlobalAxisofGravity {form.up_axis.upper().lstrip('+-')}",
-             f"BoneLengthAxis {axis}", "ScaleFactor 1.0", "[SegmentNames&Hierarchy]"]
+             f"DataFrameRate {form.fps:.10g}", f"EulerRotationOrder {listed}",
+             *([f"CalibrationUnits {unit}"] if unit else []), "RotationUnits Degrees",
+             f"GlobalAxisofGravity {form.up_axis.upper().lstrip('+-')}", f"BoneLengthAxis {axis}",
+             "ScaleFactor 1.0", "[SegmentNames&Hierarchy]"]
     lines += [f"{name}\t{'GLOBAL' if p < 0 else skeleton.names[p]}"
               for name, p in zip(skeleton.names, skeleton.parents)]
     lines.append("[BasePosition]")
