@@ -1,12 +1,13 @@
-"""Exports across formats in real Blender: units stated truthfully."""
+"""Across formats in real Blender: units stated truthfully, every BVH we write opens in io_anim_bvh."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from mocap_addon.core import Clip, load, world_positions
-from tests.conftest import SAMPLES
+from mocap_addon.core import Clip, load, save, world_positions
+from tests.blender_helpers import blender_axes, extent, pose_heads
+from tests.conftest import SAMPLES, corpus_files
 
 pytestmark = pytest.mark.blender
 SAMPLE = SAMPLES / "walk_turn.bvh"
@@ -43,3 +44,32 @@ def test_exports_state_the_unit_their_values_are_in(addon, tmp_path):
     bpy.ops.export_anim.mocap_htr(filepath=str(tmp_path / "plain.htr"))
     assert "CalibrationUnits" not in (tmp_path / "plain.htr").read_text()
     assert metres(load(tmp_path / "plain.htr")) == pytest.approx(truth / 0.01, rel=1e-6)
+
+
+CORPUS_SOURCES = [f for f in (*corpus_files("bvh", "*.bvh"), *corpus_files("htr", "*.htr", "*.HTR"),
+                              *corpus_files("asf_amc", "*.amc", "*.AMC")) if "JSON_not_bvh" not in f.name]
+
+
+@pytest.mark.parametrize("route", ["", ".htr", ".amc"])
+@pytest.mark.parametrize("path", [pytest.param(f, id=f.name) for f in CORPUS_SOURCES]
+                         or [pytest.param(None, marks=pytest.mark.skip(reason="../shared/corpus is absent"))])
+def test_every_bvh_we_write_opens_in_blenders_importer(blender, path, route, tmp_path):
+    # ASF bones with one or two dofs (tibia: rx; foot: rx rz) were written as CHANNELS 1 and 2, and
+    # dofless ones as CHANNELS 0: io_anim_bvh stops at KeyError: (0, None, None).
+    import addon_utils
+
+    clip = load(path)
+    clip.motion = clip.motion[:4]
+    if route:
+        save(clip, tmp_path / f"middle{route}")
+        clip = load(tmp_path / f"middle{route}")
+    target = tmp_path / "written.bvh"
+    save(clip, target)
+    addon_utils.enable("io_anim_bvh", default_set=True)
+    assert blender.ops.import_anim.bvh(filepath=str(target), rotate_mode="QUATERNION") == {"FINISHED"}
+    written = load(target)
+    assert all(sum(c[0] == "r" for c in layout) == 3 for layout in written.skeleton.channels)
+    heads, names = pose_heads(blender, blender.context.object, range(1, written.frame_count + 1))
+    assert names == written.skeleton.names
+    truth = blender_axes(world_positions(clip))
+    assert np.abs(heads - truth).max() <= 1e-4 * extent(truth)

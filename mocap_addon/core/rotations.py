@@ -32,6 +32,13 @@ def check_order(order: str) -> str:
     return upper
 
 
+def listed_within(part: str, order: str) -> bool:
+    """Whether the axes of ``part`` appear in ``order`` in the same sequence (``"ZX"`` in ``"ZYX"``):
+    then ``part``'s rotation is ``order``'s with the other angles at zero."""
+    remaining = iter(order)
+    return all(axis in remaining for axis in part)
+
+
 def blender_order(order: str) -> str:
     """Blender's name (``mathutils.Euler.order``) for our three-axis ``order``."""
     return check_order(order)[::-1]
