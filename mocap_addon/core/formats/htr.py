@@ -167,19 +167,7 @@ def parse_htr(data: bytes, path: str = "<data>", *, order_reading: str = "listed
 
     names, parents, hierarchy_lines = _read_hierarchy(text, named["segmentnames&hierarchy"])
     base = _read_base(text, named["baseposition"], names)
-    blocks = {s.name: s for s in text.sections if s.name in names}
-    motion_blocks = [_read_block(text, blocks[name], name) if name in blocks else None for name in names]
-    present = [b for b in motion_blocks if b is not None]
-    frame_numbers = present[0][0] if present else np.zeros(0)
-    for name, block in zip(names, motion_blocks):
-        if block is None:
-            raise text.error(f"segment {name!r} has no [{name}] frame block", hierarchy_lines[name])
-        if not np.array_equal(block[0], frame_numbers):
-            section = blocks[name]
-            missing = sorted(set(frame_numbers.tolist()) ^ set(block[0].tolist()))
-            raise text.error(f"[{name}] has {len(block[0])} frames, the first block {len(frame_numbers)} "
-                             f"(frame {missing[0]:g} differs)" if missing else f"[{name}] frames out of order",
-                             section.line)
+    frame_numbers, motion_blocks, takes = _read_frames(text, names, hierarchy_lines)
     for key, actual, what in (("NumFrames", len(frame_numbers), "frames are present"),
                               ("NumSegments", len(names), "segments are listed")):
         declared = header.get(key)
@@ -195,8 +183,7 @@ def parse_htr(data: bytes, path: str = "<data>", *, order_reading: str = "listed
     rest = euler_to_matrix(np.radians(base_angles[:, order_index]), order)
     motion = np.empty((frames, count * 7))
     zero_scale = 0
-    for joint, block in enumerate(motion_blocks):
-        values = block[1]  # type: ignore[index]
+    for joint, values in enumerate(motion_blocks):
         angles = np.degrees(values[:, 3:6]) if radians else values[:, 3:6]
         scales = values[:, 6].copy()
         zero = scales == 0.0
@@ -226,6 +213,8 @@ def parse_htr(data: bytes, path: str = "<data>", *, order_reading: str = "listed
                 "euler_rotation_order": listed, "order_reading": order_reading, "translation": translation,
                 "file_type": file_type, "scale_factor": scale_factor},
     }
+    if len(takes) > 1:
+        metadata["takes"] = takes
     unit = UNITS_IN_METRES.get(units)
     return Clip(skeleton, motion, 1.0 / fps, start_frame=int(frame_numbers[0]) if frames else 0,
                 unit_in_metres=unit, up_axis=(header.get("GlobalAxisofGravity", "Y") or "Y").upper(),
@@ -282,6 +271,42 @@ def _read_base(text: _Text, section: _Section, names: list[str]) -> np.ndarray:
     if not np.isfinite(base).all():
         raise text.error("base position values must be finite", section.line)
     return base
+
+
+def _read_frames(text: _Text, names: list[str],
+                 hierarchy_lines: dict[str, int]) -> tuple[np.ndarray, list[np.ndarray], list[int]]:
+    """Frame numbers, each segment's ``(frames, 7)`` values and the takes' first frames.
+
+    A file may hold several consecutive sets of the segment blocks (``[Hips]`` …
+    ``[Hips]`` …): they are read in file order as consecutive frames, and a set
+    whose numbering does not continue the one before (it restarts) begins a new take.
+    """
+    sections: dict[str, list[_Section]] = {name: [] for name in names}
+    for section in text.sections:
+        if section.name in sections:
+            sections[section.name].append(section)
+    for name in names:
+        if not sections[name]:
+            raise text.error(f"segment {name!r} has no [{name}] frame block", hierarchy_lines[name])
+    first = names[0]
+    reference = [_read_block(text, section, first)[0] for section in sections[first]]
+    values = []
+    for name in names:
+        if len(sections[name]) != len(reference):
+            raise text.error(f"[{name}] has {len(sections[name])} frame block(s), [{first}] "
+                             f"{len(reference)}", sections[name][-1].line)
+        blocks = [_read_block(text, section, name) for section in sections[name]]
+        for section, (numbers, _), expected in zip(sections[name], blocks, reference):
+            if not np.array_equal(numbers, expected):
+                missing = sorted(set(expected.tolist()) ^ set(numbers.tolist()))
+                raise text.error(f"[{name}] has {len(numbers)} frames, the first block {len(expected)} "
+                                 f"(frame {missing[0]:g} differs)" if missing else f"[{name}] frames out of order",
+                                 section.line)
+        values.append(np.concatenate([block for _, block in blocks]))
+    sizes = np.cumsum([len(numbers) for numbers in reference])
+    takes = [0] + [int(sizes[n - 1]) for n in range(1, len(reference))
+                   if reference[n][0] != reference[n - 1][-1] + 1]
+    return np.concatenate(reference), values, takes
 
 
 def _read_block(text: _Text, section: _Section, name: str) -> tuple[np.ndarray, np.ndarray]:
