@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from mocap_addon.core import Clip, Skeleton, load, save, world_positions
 from mocap_addon.core.formats.htr import format_htr, parse_htr, read_htr
+from mocap_addon.core.timing import resample, split_takes
 from tests.conftest import CORPUS, bvh_corpus_params, corpus_params, expect_format_error, through_format
 
 HTR = CORPUS / "htr"
@@ -127,6 +128,17 @@ def test_repeated_block_sets_are_read_as_consecutive_takes():
         assert row[0] == 0
         np.testing.assert_allclose(anim.motion[first, 7:10], row[1:4])  # Spine's Tx Ty Tz
         assert anim.motion[first, 13] == row[7]  # its scale factor
+    # Written back as six sets again; cut into takes; resampled, the takes move with the frames.
+    text = format_htr(anim)
+    assert text.count("[mixamorig:Spine]\n0.") == 6
+    again = parse_htr(text.encode())
+    assert again.frame_count == 395 and again.metadata["takes"] == anim.metadata["takes"]
+    np.testing.assert_allclose(again.motion, anim.motion, atol=1e-8)
+    takes = split_takes(anim)
+    assert [t.frame_count for t in takes] == [1, 246, 66, 32, 21, 29]
+    assert all(t.start_frame == 0 and t.take_starts() == [0] for t in takes)
+    np.testing.assert_array_equal(takes[2].motion, anim.motion[247:313])
+    assert resample(anim, anim.frame_time / 2).metadata["takes"] == [0, 2, 494, 626, 690, 732]
 
 
 @needs_corpus
@@ -176,9 +188,9 @@ def test_block_sets_by_hand():
     np.testing.assert_allclose(clip.motion[:, 0], [2, 4, 6])  # ScaleFactor 2
     assert "NumFrames says 2 but 3 frames are present" in clip.metadata["warnings"]
     # A set whose numbering continues the one before is the same take.
-    continued = TWO_SETS.replace("[root]\n0 3", "[root]\n2 3").replace("[arm]\n0 0 0 0 0 0 0 1\n[End",
-                                                                        "[arm]\n2 0 0 0 0 0 0 1\n[End")
-    continued = parse_htr(continued.encode())
+    text = TWO_SETS.replace("[root]\n0 3", "[root]\n2 3").replace("[arm]\n0 0 0 0 0 0 0 1\n[End",
+                                                                   "[arm]\n2 0 0 0 0 0 0 1\n[End")
+    continued = parse_htr(text.encode())
     assert continued.frame_count == 3 and "takes" not in continued.metadata
     expect_format_error(parse_htr, TWO_SETS.replace("[arm]\n0 0 0 0 0 0 0 1\n[End", "[End"), "bad.htr", 23,
                         "[arm] has 1 frame block(s), [root] 2")

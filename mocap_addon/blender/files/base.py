@@ -68,6 +68,9 @@ class MocapImportBase(ImportHelper):
         name="Rotation", default="QUATERNION",
         items=[("QUATERNION", "Quaternion", "Continuous quaternions"),
                ("EULER", "Euler", "Euler angles in each joint's own order, without 180° jumps")])
+    split_takes: BoolProperty(name="One Action per Take", default=False,
+                              description="A file holding several takes (HTR block sets numbered afresh) becomes "
+                                          "one action per take; else one action, with a timeline marker per take")
     use_file_up_axis: BoolProperty(name="File's Up Axis", default=True,
                                    description="Use the up axis the file states (HTR's GlobalAxisofGravity) "
                                                "instead of Up")
@@ -117,7 +120,7 @@ class MocapImportBase(ImportHelper):
                         forward, up = file_axes(forward, up, clip.up_axis)
                     settings = ImportSettings(conversion_matrix(forward, up), self.scale, self.unit,
                                               self.frame_start, self.fps_mode, self.update_scene_range,
-                                              self.rotation_mode)
+                                              self.rotation_mode, self.split_takes)
                     name = os.path.splitext(os.path.basename(path))[0]
                     result = import_clip(context, clip, name, settings, partial(_progress, window_manager, number))
                 except (MocapFormatError, OSError, ValueError) as error:

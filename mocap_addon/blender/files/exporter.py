@@ -101,6 +101,11 @@ def export_clip(obj: bpy.types.Object, settings: ExportSettings) -> Clip:
     frame_time = float(action.get("mocap_frame_time", record.get("frame_time", 1.0 / scene_fps(bpy.context.scene))))
     metadata = dict(record.get("metadata", {}))
     metadata["warnings"] = []
+    # Takes are kept with the action they were imported into, as frames after its first key.
+    metadata.pop("takes", None)
+    first_key = round(action.frame_range[0])
+    if action.get("mocap_takes"):
+        metadata["takes"] = [int(t) + first_key - int(frames[0]) for t in action["mocap_takes"]]
     clip = Clip(skeleton, motion, frame_time, start_frame=int(record.get("start_frame", 1)),
                 unit_in_metres=_file_unit(settings, stored is not None, record.get("unit_in_metres")),
                 up_axis=record.get("up_axis", "Y"), metadata=metadata)

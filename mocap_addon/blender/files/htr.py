@@ -9,8 +9,9 @@ from .base import MocapExportBase, MocapImportBase
 
 ORDER_ITEMS = [("listed", "As Listed", "EulerRotationOrder ZYX means Rz·Ry·Rx (what real files show)"),
                ("reversed", "Reversed", "EulerRotationOrder ZYX means Rx·Ry·Rz")]
-TRANSLATION_ITEMS = [("parent", "Parent Frame", "Frame translations add to the base translation (format notes)"),
-                     ("rotated", "Base-Rotated", "Frame translations are turned by the base rotation first")]
+TRANSLATION_ITEMS = [("rotated", "Base-Rotated", "Frame translations are turned by the base rotation "
+                                                 "(what real files show)"),
+                     ("parent", "Parent Frame", "Frame translations add to the base translation (format notes)")]
 
 
 class IMPORT_ANIM_OT_mocap_htr(bpy.types.Operator, MocapImportBase):
@@ -23,13 +24,13 @@ class IMPORT_ANIM_OT_mocap_htr(bpy.types.Operator, MocapImportBase):
     filename_ext = ".htr"
     filter_glob: StringProperty(default="*.htr;*.HTR", options={"HIDDEN"})
     order_reading: EnumProperty(name="Rotation Order", items=ORDER_ITEMS, default="listed")
-    translation: EnumProperty(name="Frame Translation", items=TRANSLATION_ITEMS, default="parent")
+    translation: EnumProperty(name="Frame Translation", items=TRANSLATION_ITEMS, default="rotated")
 
     def load_options(self) -> dict:
         return {"order_reading": self.order_reading, "translation": self.translation}
 
     def extra_options(self) -> tuple[str, ...]:
-        return ("order_reading", "translation")
+        return ("order_reading", "translation", "split_takes")
 
 
 class EXPORT_ANIM_OT_mocap_htr(bpy.types.Operator, MocapExportBase):
@@ -43,7 +44,7 @@ class EXPORT_ANIM_OT_mocap_htr(bpy.types.Operator, MocapExportBase):
     filter_glob: StringProperty(default="*.htr;*.HTR", options={"HIDDEN"})
     precision: IntProperty(name="Decimals", default=8, min=1, max=12, description="Decimals written per value")
     order_reading: EnumProperty(name="Rotation Order", items=ORDER_ITEMS, default="listed")
-    translation: EnumProperty(name="Frame Translation", items=TRANSLATION_ITEMS, default="parent")
+    translation: EnumProperty(name="Frame Translation", items=TRANSLATION_ITEMS, default="rotated")
 
     def save_options(self) -> dict:
         return {**super().save_options(), "order_reading": self.order_reading, "translation": self.translation}

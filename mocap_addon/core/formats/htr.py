@@ -1,15 +1,20 @@
 """Motion Analysis HTR (hierarchical translation-rotation): read and write.
 
-A segment's local transform is ``T(base + t) @ R0 @ R(frame) @ S(SF)`` (format
-notes, eq. 3.4-3.6): ``R0`` from the base position's angles, ``R(frame)`` from the
-frame's, both composed in the header's ``EulerRotationOrder``.  Two points the
-notes leave open are options (see the README's "HTR conventions"):
+A segment's local transform is ``T(base) @ R0 @ T(t) @ R(frame) @ S(SF)``:
+``R0`` from the base position's angles, ``R(frame)`` from the frame's, both
+composed in the header's ``EulerRotationOrder``, and the frame translation ``t``
+in the segment's base frame.  Two points readers disagree on are options (see
+the README's "HTR conventions"):
 
 * ``order_reading="listed"``: ``ZYX`` means ``Rz @ Ry @ Rx``; ``"reversed"``: ``Rx @ Ry @ Rz``.
-* ``translation="parent"``: frame translations add to the base translation in the
-  parent's frame; ``"rotated"``: they are rotated by the base rotation first.
+* ``translation="rotated"``: frame translations are turned by the base rotation;
+  ``"parent"``: they add to the base translation in the parent's frame,
+  ``T(base + t) @ R0 @ R(frame)`` (format notes, eq. 3.4-3.6).
 
-Frame blocks are parsed with numpy in bulk, one call per segment.
+A file may repeat its segment blocks in several sets: they are read as
+consecutive frames, a set whose numbering restarts beginning a new take
+(``clip.metadata["takes"]``: the takes' first frames), and written back so.
+Frame blocks are parsed with numpy in bulk, one call per block.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from ..units import UNITS_IN_METRES, convert_unit, unit_name
 from .textio import atomic_write, decode_text, format_rows, number_problem
 
 ORDER_READINGS = ("listed", "reversed")
-TRANSLATION_READINGS = ("parent", "rotated")
+TRANSLATION_READINGS = ("rotated", "parent")
 _SECTION = re.compile(rb"^[ \t]*\[([^\]\r\n]*)\][ \t]*\r?$", re.MULTILINE)
 _AXES = {"X": 0, "Y": 1, "Z": 2}
 
@@ -105,7 +110,7 @@ def _read_header(text: _Text, section: _Section) -> _Header:
     return _Header(values, lines)
 
 
-def read_htr(path: str | os.PathLike[str], *, order_reading: str = "listed", translation: str = "parent") -> Clip:
+def read_htr(path: str | os.PathLike[str], *, order_reading: str = "listed", translation: str = "rotated") -> Clip:
     """Read an HTR file; see the module notes for the two reading options."""
     with open(path, "rb") as handle:
         data = handle.read()
@@ -113,7 +118,7 @@ def read_htr(path: str | os.PathLike[str], *, order_reading: str = "listed", tra
 
 
 def parse_htr(data: bytes, path: str = "<data>", *, order_reading: str = "listed",
-              translation: str = "parent") -> Clip:
+              translation: str = "rotated") -> Clip:
     """Parse HTR bytes; see :func:`read_htr`."""
     if order_reading not in ORDER_READINGS:
         raise ValueError(f"order_reading must be one of {ORDER_READINGS}")
@@ -348,7 +353,7 @@ def _raise_bad_row(text: _Text, section: _Section, name: str, numbers: np.ndarra
     raise text.error(f"[{name}]: unreadable frame block", section.line)
 
 
-def htr_form(clip: Clip, *, euler_order: str = "ZYX", order_reading: str = "listed", translation: str = "parent",
+def htr_form(clip: Clip, *, euler_order: str = "ZYX", order_reading: str = "listed", translation: str = "rotated",
              bone_length_axis: str = "Y") -> Clip:
     """The clip as HTR holds it: ``tx ty tz`` + three rotations + ``s`` per segment, base frames along the bones.
 
@@ -388,7 +393,7 @@ def format_htr(clip: Clip, *, precision: int = 8, order_reading: str | None = No
     known = clip.metadata.get("htr", {}) if clip.metadata.get("format") == "htr" else {}
     listed = check_order(euler_order or known.get("euler_rotation_order", "ZYX"))
     reading = order_reading or known.get("order_reading", "listed")
-    moving = translation or known.get("translation", "parent")
+    moving = translation or known.get("translation", "rotated")
     axis = (bone_length_axis or known.get("bone_length_axis", "Y")).upper()
     form = htr_form(clip, euler_order=listed, order_reading=reading, translation=moving, bone_length_axis=axis)
     skeleton = form.skeleton
@@ -408,14 +413,15 @@ def format_htr(clip: Clip, *, precision: int = 8, order_reading: str | None = No
     base = np.column_stack([skeleton.offsets, base_angles, lengths])
     rows = format_rows(base, precision).splitlines()
     lines += [f"{name}\t{row}" for name, row in zip(skeleton.names, rows)]
-    numbers = np.arange(form.start_frame, form.start_frame + form.frame_count, dtype=np.float64)
     starts = skeleton.channel_starts()
     text = "\n".join(lines) + "\n"
     blocks = []
-    for joint, name in enumerate(skeleton.names):
-        values = form.motion[:, starts[joint]: starts[joint + 1]]
-        columns = np.column_stack([numbers, values[:, :3], values[:, 3:6][:, by_axis], values[:, 6]])
-        blocks.append(f"[{name}]\n" + format_rows(columns, precision))
+    for first, end in form.take_ranges():  # one set of segment blocks per take, numbered afresh
+        numbers = np.arange(form.start_frame, form.start_frame + end - first, dtype=np.float64)
+        for joint, name in enumerate(skeleton.names):
+            values = form.motion[first:end, starts[joint]: starts[joint + 1]]
+            columns = np.column_stack([numbers, values[:, :3], values[:, 3:6][:, by_axis], values[:, 6]])
+            blocks.append(f"[{name}]\n" + format_rows(columns, precision))
     return text + "".join(blocks) + "[EndOfFile]\n"
 
 
