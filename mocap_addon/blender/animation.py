@@ -38,7 +38,7 @@ class _KeyWriter:
 
 
 def euler_mode(order: str) -> str:
-    """Blender's rotation_mode for a joint whose channels list ``order`` (falls back to XYZ)."""
+    """Blender's rotation_mode for rotations composed in ``order`` (ours; missing axes follow, none: XYZ)."""
     full = order + "".join(a for a in "XYZ" if a not in order) if order else "ZYX"
     return rotations.blender_order(full)
 
@@ -50,6 +50,8 @@ def write_action(obj: bpy.types.Object, name: str, names: list[str], frames: np.
 
     ``poses`` yields, bone by bone, the ``matrix_basis`` rotations ``(F, 3, 3)``,
     locations ``(F, 3)`` and uniform scales ``(F,)`` (``None`` when constant 1).
+    In Euler mode each bone's rotations are composed in its ``orders`` entry (ours,
+    on the bone's axes), continuous over time and starting at the angles nearest zero.
     """
     action = bpy.data.actions.new(name)
     writer = _KeyWriter(Channels(action, obj), frames)
@@ -63,7 +65,7 @@ def write_action(obj: bpy.types.Object, name: str, names: list[str], frames: np.
             mode = euler_mode(orders[joint])
             pose_bone.rotation_mode = mode
             ours = mode[::-1]
-            angles = rotations.euler_continuity(rotations.matrix_to_euler(matrices, ours))
+            angles = rotations.euler_continuity(rotations.matrix_to_euler(matrices, ours), np.zeros(3))
             values = angles[:, [ours.index(axis) for axis in "XYZ"]]
             prop = "rotation_euler"
         for index in range(values.shape[1]):
