@@ -7,7 +7,7 @@ import pytest
 
 from mocap_addon.core import load, world_positions
 from tests.blender_helpers import blender_axes, extent, ids, pose_heads
-from tests.conftest import SAMPLES, bvh_corpus_params, corpus_params
+from tests.conftest import BVH_CORPUS, SAMPLES, bvh_corpus_params, corpus_params
 
 pytestmark = pytest.mark.blender
 SAMPLE = SAMPLES / "walk_turn.bvh"
@@ -273,3 +273,28 @@ def test_euler_curves_stay_continuous_and_near_the_files_own_angles(addon, path)
         own = file_channels_unwrapped(clip, joint)
         reach = max(float(np.abs(own).max()) if own.size else 0.0, 0.0) + 360
         assert np.abs(angles).max() <= reach, f"{name}: curves reach {np.abs(angles).max():.0f}°, beyond {reach:.0f}°"
+
+
+@pytest.mark.skipif(not BVH_CORPUS, reason="../shared/corpus is absent")
+def test_export_of_an_armature_made_by_blenders_importer(addon, tmp_path):
+    # Bandai files move every joint; exported from io_anim_bvh's armature, every non-root location
+    # was once dropped: 404 units off on an 841-unit figure.
+    import addon_utils
+
+    bpy = addon
+    path = next(f for f in BVH_CORPUS if f.name == "bandai_dataset-1_walk_normal_001.bvh")
+    addon_utils.enable("io_anim_bvh", default_set=True)
+    bpy.ops.import_anim.bvh(filepath=str(path), frame_start=1, update_scene_fps=True)
+    target = tmp_path / "again.bvh"
+    assert bpy.ops.export_anim.mocap_bvh(filepath=str(target)) == {"FINISHED"}
+    original, exported = load(path), load(target)
+    assert exported.skeleton.names == original.skeleton.names
+    assert all(layout[:3] == ("tx", "ty", "tz") for layout in exported.skeleton.channels)
+    assert exported.frame_count == original.frame_count
+    assert exported.frame_time == pytest.approx(original.frame_time, rel=1e-6)  # the scene's rate, set by the import
+    truth = world_positions(original)
+    assert np.abs(world_positions(exported) - truth).max() <= 1e-3 + 1e-5 * extent(truth)
+    # Without a rate of its own the action is written at the scene's.
+    bpy.context.scene.render.fps, bpy.context.scene.render.fps_base = 24, 1.0
+    bpy.ops.export_anim.mocap_bvh(filepath=str(target))
+    assert load(target).frame_time == pytest.approx(1 / 24)

@@ -101,6 +101,12 @@ def curves_by_path(obj: bpy.types.Object, action: bpy.types.Action) -> dict[tupl
     return {(fc.data_path, fc.array_index): fc for fc in Channels(action, obj, create=False).all()}
 
 
+def has_keys(curves: dict[tuple[str, int], bpy.types.FCurve], bone_name: str, prop: str) -> bool:
+    """Whether any F-curve in ``curves`` animates ``prop`` (e.g. ``"location"``) of the named pose bone."""
+    path = _bone_path(bone_name, prop)
+    return any((path, index) in curves for index in range(4))
+
+
 def read_bone(pose_bone: bpy.types.PoseBone, curves: dict[tuple[str, int], bpy.types.FCurve],
               frames: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One bone's ``matrix_basis`` rotation ``(F, 3, 3)``, location ``(F, 3)`` and uniform scale ``(F,)``

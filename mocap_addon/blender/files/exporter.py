@@ -11,7 +11,7 @@ from ...core import Clip, Skeleton
 from ...core.kinematics import rest_pose
 from ...core.model import encode_joint
 from ...core.units import scale_lengths
-from ..animation import curves_by_path, read_bone
+from ..animation import curves_by_path, has_keys, read_bone
 from ..armature import rest_matrices
 from ..rig_math import BoneFrames, RestRig, bone_to_joint
 from ..storage import PROPERTY, skeleton_from_json
@@ -47,8 +47,10 @@ def frame_range(obj: bpy.types.Object, settings: ExportSettings) -> np.ndarray:
     return np.arange(first, max(first, last) + 1, dtype=np.float64)
 
 
-def skeleton_from_bones(obj: bpy.types.Object, settings: ExportSettings, scale: float) -> Skeleton:
-    """A BVH-style skeleton for any armature: 6 channels on roots, 3 rotations elsewhere."""
+def skeleton_from_bones(obj: bpy.types.Object, settings: ExportSettings, scale: float,
+                        curves: dict[tuple[str, int], bpy.types.FCurve]) -> Skeleton:
+    """A BVH-style skeleton for any armature: three rotations per bone in the chosen order, and
+    position channels (replacing the offset) on roots and on every bone with location keys."""
     bones = sorted(obj.data.bones, key=lambda b: len(b.parent_recursive))
     names = [b.name for b in bones]
     back = settings.conversion.T / scale
@@ -56,11 +58,12 @@ def skeleton_from_bones(obj: bpy.types.Object, settings: ExportSettings, scale: 
     parents = [names.index(b.parent.name) if b.parent else -1 for b in bones]
     offsets = np.array([(heads[j] - (heads[p] if p >= 0 else 0.0)) @ back.T for j, p in enumerate(parents)])
     rotation = tuple(f"r{axis.lower()}" for axis in settings.rotation_order)
-    channels = [(("tx", "ty", "tz") if p < 0 else ()) + rotation for p in parents]
+    moves = np.array([p < 0 or has_keys(curves, name, "location") for name, p in zip(names, parents)])
+    channels = [(("tx", "ty", "tz") if move else ()) + rotation for move in moves]
     end_sites = [(np.array(b.tail_local) - np.array(b.head_local)) @ back.T if not b.children else np.zeros((0, 3))
                  for b in bones]
     return Skeleton(names, parents, offsets, channels, [np.reshape(e, (-1, 3)) for e in end_sites],
-                    position_replaces_offset=np.array([p < 0 for p in parents]))
+                    position_replaces_offset=moves)
 
 
 def export_clip(obj: bpy.types.Object, settings: ExportSettings) -> Clip:
@@ -75,20 +78,20 @@ def export_clip(obj: bpy.types.Object, settings: ExportSettings) -> Clip:
     # Blender lengths per written unit; an imported skeleton is first posed in its own file units.
     scale = settings.scale * (import_scale if settings.unit == "AUTO" else UNIT_PRESETS[settings.unit])
     native = import_scale if stored is not None else scale
+    action = armature_action(obj)
+    if action is None:
+        raise ValueError(f"{obj.name} has no action to export")
+    curves = curves_by_path(obj, action)
     if stored is None:
-        skeleton = skeleton_from_bones(obj, settings, scale)
+        skeleton = skeleton_from_bones(obj, settings, scale, curves)
     missing = [n for n in skeleton.names if n not in obj.pose.bones]
     if missing:
         raise ValueError(f"bones renamed or removed since import: {', '.join(missing[:5])}")
     frames = frame_range(obj, settings)
-    action = armature_action(obj)
-    if action is None:
-        raise ValueError(f"{obj.name} has no action to export")
     orientations, heads = rest_matrices(obj, skeleton.names)
     rest_rotations, _ = rest_pose(skeleton)
     rig = RestRig(heads, heads, orientations, settings.conversion @ rest_rotations)
     bone_frames = BoneFrames.of(skeleton.parents, rig, settings.conversion)
-    curves = curves_by_path(obj, action)
     starts = skeleton.channel_starts()
     motion = np.zeros((len(frames), int(starts[-1])))
     for joint, name in enumerate(skeleton.names):
