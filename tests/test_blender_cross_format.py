@@ -73,3 +73,46 @@ def test_every_bvh_we_write_opens_in_blenders_importer(blender, path, route, tmp
     assert names == written.skeleton.names
     truth = blender_axes(world_positions(clip))
     assert np.abs(heads - truth).max() <= 1e-4 * extent(truth)
+
+
+def move_to(obj, collection) -> None:
+    for owner in obj.users_collection:
+        owner.objects.unlink(obj)
+    collection.objects.link(obj)
+
+
+def test_collection_exporter_writes_the_collections_armatures(addon, tmp_path):
+    # Collection > Exporters runs our export operator with the collection's name in `collection`;
+    # it once wrote the active object, wherever it was, instead.
+    bpy = addon
+    rigs = bpy.data.collections.new("Rigs")
+    bpy.context.scene.collection.children.link(rigs)
+    inner = bpy.data.collections.new("Inner")
+    rigs.children.link(inner)
+    for name, owner, scale in (("walk", rigs, 1.0), ("small", inner, 0.5), ("outside", None, 2.0)):
+        assert bpy.ops.import_anim.mocap_bvh(filepath=str(SAMPLE), scale=scale) == {"FINISHED"}
+        bpy.context.object.name = name
+        if owner is not None:
+            move_to(bpy.context.object, owner)
+    assert bpy.context.view_layer.objects.active.name == "outside"
+    with bpy.context.temp_override(collection=rigs):
+        assert bpy.ops.collection.exporter_add(name="MOCAP_FH_bvh") == {"FINISHED"}
+    rigs.exporters[0].filepath = str(tmp_path / "take.bvh")
+    with bpy.context.temp_override(collection=rigs):
+        assert bpy.ops.collection.exporter_export(index=0) == {"FINISHED"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["take_small.bvh", "take_walk.bvh"]
+    original = world_positions(load(SAMPLE))
+    np.testing.assert_allclose(world_positions(load(tmp_path / "take_walk.bvh")), original, atol=1e-4)
+    np.testing.assert_allclose(world_positions(load(tmp_path / "take_small.bvh")), original, atol=1e-4)
+    # One armature: the exporter's own file name.
+    with bpy.context.temp_override(collection=inner):
+        bpy.ops.collection.exporter_add(name="MOCAP_FH_htr")
+    inner.exporters[0].filepath = str(tmp_path / "inner.htr")
+    with bpy.context.temp_override(collection=inner):
+        assert bpy.ops.collection.exporter_export(index=0) == {"FINISHED"}
+    assert (tmp_path / "inner.htr").is_file()
+    empty = bpy.data.collections.new("Empty")
+    bpy.context.scene.collection.children.link(empty)
+    with bpy.context.temp_override(collection=empty), pytest.raises(RuntimeError, match="no armature"):
+        bpy.ops.export_anim.mocap_bvh(filepath=str(tmp_path / "none.bvh"), collection="Empty")
+    assert not (tmp_path / "none.bvh").exists()

@@ -163,36 +163,66 @@ class MocapExportBase(ExportHelper):
         name="Rotation Order", default="ZXY", items=[(o, o, f"Channels listed {o}") for o in
                                                      ("ZXY", "ZYX", "XYZ", "XZY", "YXZ", "YZX")],
         description="Channel order for armatures not imported by this add-on")
+    # Set by Blender when the operator runs as one of a collection's exporters (Collection > Exporters).
+    collection: StringProperty(name="Source Collection", default="", options={"HIDDEN"},
+                               description="Export this collection's armatures (and its children's), "
+                                           "not the active object")
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        return context.active_object is not None and context.active_object.type == "ARMATURE"
+        active = context.active_object
+        collection = getattr(context, "collection", None)
+        return (active is not None and active.type == "ARMATURE") or (
+            collection is not None and any(o.type == "ARMATURE" for o in collection.all_objects))
 
     def save_options(self) -> dict:
         """Keyword arguments for ``core.save``; formats with more options extend them."""
         return {"precision": self.precision}
+
+    def targets(self, context: bpy.types.Context) -> list[tuple[bpy.types.Object, str]]:
+        """The armatures to write, with their files: the source collection's (one file each, named
+        after the armature when there are several), else the active armature."""
+        if not self.collection:
+            active = context.active_object
+            return [(active, self.filepath)] if active is not None and active.type == "ARMATURE" else []
+        source = bpy.data.collections.get(self.collection)
+        armatures = sorted((o for o in source.all_objects if o.type == "ARMATURE"), key=lambda o: o.name) \
+            if source is not None else []
+        if len(armatures) == 1:
+            return [(armatures[0], self.filepath)]
+        stem, extension = os.path.splitext(self.filepath)
+        return [(obj, f"{stem}_{bpy.path.clean_name(obj.name)}{extension}") for obj in armatures]
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         from ...core import save
         from ...core.units import unit_note
         from .exporter import ExportSettings, export_clip
 
-        started = time.perf_counter()
         scene = context.scene
         settings = ExportSettings(conversion_matrix(self.axis_forward, self.axis_up), self.scale, self.unit,
                                   None if self.use_action_range else scene.frame_start,
                                   None if self.use_action_range else scene.frame_end, self.rotation_order)
-        obj = context.active_object
-        try:
-            clip = export_clip(obj, settings)
-            save(clip, self.filepath, **self.save_options())
-        except (OSError, ValueError) as error:
-            self.report({"ERROR"}, f"{self.format_label} export failed: {error}")
+        targets = self.targets(context)
+        if not targets:
+            where = f"collection {self.collection!r} has" if self.collection else "there is"
+            self.report({"ERROR"}, f"{self.format_label} export failed: {where} no armature to export")
             return {"CANCELLED"}
-        note = unit_note(clip, self.filename_ext)
-        self.report({"INFO"}, f"Exported {obj.name}: {clip.skeleton.joint_count} joints, {clip.frame_count} "
-                              f"frames in {time.perf_counter() - started:.2f} s" + (f"; {note}" if note else ""))
-        return {"FINISHED"}
+        written = 0
+        for obj, path in targets:
+            started = time.perf_counter()
+            try:
+                clip = export_clip(obj, settings)
+                save(clip, path, **self.save_options())
+            except (OSError, ValueError) as error:
+                which = f" ({obj.name})" if len(targets) > 1 else ""
+                self.report({"ERROR"}, f"{self.format_label} export failed{which}: {error}")
+                continue
+            written += 1
+            note = unit_note(clip, self.filename_ext)
+            self.report({"INFO"}, f"Exported {obj.name} to {os.path.basename(path)}: {clip.skeleton.joint_count} "
+                                  f"joints, {clip.frame_count} frames in {time.perf_counter() - started:.2f} s"
+                                  + (f"; {note}" if note else ""))
+        return {"FINISHED"} if written else {"CANCELLED"}
 
 
 def file_handler(importer: type[MocapImportBase], exporter: type[MocapExportBase]) -> type:
