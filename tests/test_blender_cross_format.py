@@ -75,6 +75,12 @@ def test_every_bvh_we_write_opens_in_blenders_importer(blender, path, route, tmp
     assert np.abs(heads - truth).max() <= 1e-4 * extent(truth)
 
 
+def exporter_file(exporter, path) -> None:
+    """Set a collection exporter's file (Blender 4.2 keeps it among the operator's properties)."""
+    owner = exporter if hasattr(exporter, "filepath") else exporter.export_properties
+    owner.filepath = str(path)
+
+
 def move_to(obj, collection) -> None:
     for owner in obj.users_collection:
         owner.objects.unlink(obj)
@@ -97,7 +103,7 @@ def test_collection_exporter_writes_the_collections_armatures(addon, tmp_path):
     assert bpy.context.view_layer.objects.active.name == "outside"
     with bpy.context.temp_override(collection=rigs):
         assert bpy.ops.collection.exporter_add(name="MOCAP_FH_bvh") == {"FINISHED"}
-    rigs.exporters[0].filepath = str(tmp_path / "take.bvh")
+    exporter_file(rigs.exporters[0], tmp_path / "take.bvh")
     with bpy.context.temp_override(collection=rigs):
         assert bpy.ops.collection.exporter_export(index=0) == {"FINISHED"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["take_small.bvh", "take_walk.bvh"]
@@ -107,7 +113,7 @@ def test_collection_exporter_writes_the_collections_armatures(addon, tmp_path):
     # One armature: the exporter's own file name.
     with bpy.context.temp_override(collection=inner):
         bpy.ops.collection.exporter_add(name="MOCAP_FH_htr")
-    inner.exporters[0].filepath = str(tmp_path / "inner.htr")
+    exporter_file(inner.exporters[0], tmp_path / "inner.htr")
     with bpy.context.temp_override(collection=inner):
         assert bpy.ops.collection.exporter_export(index=0) == {"FINISHED"}
     assert (tmp_path / "inner.htr").is_file()
