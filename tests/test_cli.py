@@ -59,7 +59,7 @@ def test_convert_labels_units_truthfully(tmp_path):
     assert "CalibrationUnits cm" in (tmp_path / "walk.htr").read_text()
     assert load(tmp_path / "walk.htr").unit_in_metres == 0.01
     result = run("convert", str(tmp_path / "walk.htr"), str(tmp_path / "back.bvh"))
-    assert "unit: BVH states no unit: lengths kept in the clip's unit (cm)" in result.stdout
+    assert "unit: BVH states no unit: lengths written in the clip's unit, cm" in result.stdout
     amc = CORPUS / "asf_amc" / "fm_01_01.amc"
     if amc.is_file():
         # CMU units (1/0.45 inch) have no HTR name: the values are converted to mm.

@@ -65,8 +65,9 @@ def unit_note(clip: Clip, extension: str) -> str | None:
     """What a file of ``extension`` written from ``clip`` says about its unit, where a report should tell."""
     name = unit_name(clip.unit_in_metres)
     if extension == ".bvh":
-        stated = (name or f"{clip.unit_in_metres:.6g} m") if clip.unit_in_metres is not None else "unknown"
-        return f"BVH states no unit: lengths kept in the clip's unit ({stated})"
+        if clip.unit_in_metres is None:
+            return "BVH states no unit: lengths written as they are (their unit is not known either)"
+        return f"BVH states no unit: lengths written in the clip's unit, {name or f'{clip.unit_in_metres:.6g} m'}"
     if clip.unit_in_metres is None:
         return ("no unit known: HTR written without CalibrationUnits" if extension == ".htr"
                 else "no unit known: ASF written with one unit = 1 m")
