@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import bpy
 import numpy as np
@@ -28,6 +29,7 @@ class ExportSettings:
     frame_start: int | None = None  # None: the action's range
     frame_end: int | None = None
     rotation_order: str = "ZXY"  # for rigs not imported by this add-on
+    use_import_layout: bool = True  # False: write an imported rig's bones as they are now, like any other rig
 
 
 def armature_action(obj: bpy.types.Object) -> bpy.types.Action | None:
@@ -48,9 +50,9 @@ def frame_range(obj: bpy.types.Object, settings: ExportSettings) -> np.ndarray:
 
 
 def skeleton_from_bones(obj: bpy.types.Object, settings: ExportSettings, scale: float,
-                        curves: dict[tuple[str, int], bpy.types.FCurve]) -> Skeleton:
+                        curves: dict[tuple[str, int], bpy.types.FCurve] | None = None) -> Skeleton:
     """A BVH-style skeleton for any armature: three rotations per bone in the chosen order, and
-    position channels (replacing the offset) on roots and on every bone with location keys."""
+    position channels (replacing the offset) on roots and on every bone with location keys in ``curves``."""
     bones = sorted(obj.data.bones, key=lambda b: len(b.parent_recursive))
     names = [b.name for b in bones]
     back = settings.conversion.T / scale
@@ -58,7 +60,7 @@ def skeleton_from_bones(obj: bpy.types.Object, settings: ExportSettings, scale: 
     parents = [names.index(b.parent.name) if b.parent else -1 for b in bones]
     offsets = np.array([(heads[j] - (heads[p] if p >= 0 else 0.0)) @ back.T for j, p in enumerate(parents)])
     rotation = tuple(f"r{axis.lower()}" for axis in settings.rotation_order)
-    moves = np.array([p < 0 or has_keys(curves, name, "location") for name, p in zip(names, parents)])
+    moves = np.array([p < 0 or has_keys(curves or {}, name, "location") for name, p in zip(names, parents)])
     channels = [(("tx", "ty", "tz") if move else ()) + rotation for move in moves]
     end_sites = [(np.array(b.tail_local) - np.array(b.head_local)) @ back.T if not b.children else np.zeros((0, 3))
                  for b in bones]
@@ -77,16 +79,21 @@ def export_clip(obj: bpy.types.Object, settings: ExportSettings) -> Clip:
         import_scale = 1.0
     # Blender lengths per written unit; an imported skeleton is first posed in its own file units.
     scale = settings.scale * (import_scale if settings.unit == "AUTO" else UNIT_PRESETS[settings.unit])
-    native = import_scale if stored is not None else scale
     action = armature_action(obj)
     if action is None:
         raise ValueError(f"{obj.name} has no action to export")
     curves = curves_by_path(obj, action)
-    if stored is None:
+    metadata = dict(record.get("metadata", {}))
+    from_record = stored is not None and settings.use_import_layout
+    if not from_record:
         skeleton = skeleton_from_bones(obj, settings, scale, curves)
-    missing = [n for n in skeleton.names if n not in obj.pose.bones]
-    if missing:
-        raise ValueError(f"bones renamed or removed since import: {', '.join(missing[:5])}")
+        metadata = {}
+    else:
+        names = joint_bones(obj, skeleton)
+        renamed = dict(zip(skeleton.names, names))
+        skeleton = replace(skeleton, names=names)
+        metadata = _renamed(metadata, renamed)
+    native = import_scale if from_record else scale  # the skeleton's own lengths per Blender length
     frames = frame_range(obj, settings)
     orientations, heads = rest_matrices(obj, skeleton.names)
     rest_rotations, _ = rest_pose(skeleton)
@@ -102,7 +109,6 @@ def export_clip(obj: bpy.types.Object, settings: ExportSettings) -> Clip:
             skeleton.channels[joint], frame_rotation, channel_translation, local_scale,
             skeleton.length_directions[joint])
     frame_time = float(action.get("mocap_frame_time", record.get("frame_time", 1.0 / scene_fps(bpy.context.scene))))
-    metadata = dict(record.get("metadata", {}))
     metadata["warnings"] = []
     # Takes are kept with the action they were imported into, as frames after its first key.
     metadata.pop("takes", None)
@@ -121,6 +127,31 @@ def _file_unit(settings: ExportSettings, imported: bool, imported_unit: float | 
     if settings.unit != "AUTO":
         return UNIT_PRESETS[settings.unit]
     return imported_unit if imported else 1.0
+
+
+def joint_bones(obj: bpy.types.Object, skeleton: Skeleton) -> list[str]:
+    """The armature's bone for each stored joint, with the stored hierarchy.  Bones keep their place
+    in the armature when renamed, so they are matched by place first (renamed bones export under
+    their new names), else by name; anything else has changed too much to write the stored layout."""
+    bones = obj.data.bones
+    by_place = [bone.name for bone in list(bones)[:skeleton.joint_count]]
+    for names in (by_place, skeleton.names):
+        if all(name in bones for name in names) and len(names) == skeleton.joint_count:
+            index = {name: joint for joint, name in enumerate(names)}
+            parents = [index.get(bones[name].parent.name, -2) if bones[name].parent else -1 for name in names]
+            if parents == skeleton.parents:
+                return list(names)
+    missing = [name for name in skeleton.names if name not in bones] or ["hierarchy changed"]
+    raise ValueError(f"bones removed or re-parented since import ({', '.join(missing[:5])}): "
+                     "switch off Original Layout to export the armature as it is now")
+
+
+def _renamed(value: Any, names: dict[str, str]) -> Any:
+    """``value`` with every table keyed by joint names (ASF limits and dofs, …) keyed by the new names."""
+    if not isinstance(value, dict):
+        return value
+    by_joint = bool(value) and all(key in names for key in value)
+    return {(names[key] if by_joint else key): _renamed(item, names) for key, item in value.items()}
 
 
 def _channel_values(skeleton: Skeleton, joint: int, rotation: np.ndarray,

@@ -18,6 +18,7 @@ from ..armature import build_armature, rest_matrices
 from ..compat import assign_action
 from ..rig_math import BoneFrames, RestRig, bone_euler_order, build_rest_rig, joint_basis
 from ..storage import PROPERTY, skeleton_to_json
+from ..tools.mapping import detect_mapping
 
 # Length of one file unit in metres, per unit preset ('AUTO' asks the file).
 UNIT_PRESETS = {"M": 1.0, "CM": 0.01, "MM": 0.001, "IN": 0.0254, "FT": 0.3048}
@@ -57,8 +58,8 @@ class ImportResult:
     scale: float
 
     def summary(self) -> str:
-        return (f"{self.obj.name}: {self.joints} joints, {self.frames} frames at {self.fps:g} fps "
-                f"in {self.seconds:.2f} s")
+        motion = f"{self.frames} frames at {self.fps:g} fps" if self.frames else "skeleton only"
+        return f"{self.obj.name}: {self.joints} joints, {motion} in {self.seconds:.2f} s"
 
 
 @contextmanager
@@ -101,6 +102,7 @@ def import_clip(context: bpy.types.Context, clip: Clip, name: str, settings: Imp
         # The record keeps the unit the import read, so an export states it (a BVH read as cm exports as cm).
         obj.data[PROPERTY] = skeleton_to_json(replace(clip, unit_in_metres=settings.file_unit(clip)),
                                               settings.conversion, scale)
+        detect_mapping(obj, clip.skeleton)
         progress(0.4)
         skeleton = clip.skeleton
         bone_frames = BoneFrames.of(skeleton.parents, rig, settings.conversion)
