@@ -54,7 +54,7 @@ class _KeyWriter:
 
 
 def euler_mode(order: str) -> str:
-    """Blender's rotation_mode for a joint whose channels list ``order`` (falls back to XYZ)."""
+    """Blender's rotation_mode for rotations composed in ``order`` (ours; missing axes follow, none: XYZ)."""
     full = order + "".join(a for a in "XYZ" if a not in order) if order else "ZYX"
     return rotations.blender_order(full)
 
@@ -67,6 +67,10 @@ def write_action(obj: bpy.types.Object, name: str, names: list[str], frames: np.
 
     ``poses`` yields, bone by bone, the ``matrix_basis`` rotations as unit quaternions
     ``(F, 4)``, locations ``(F, 3)`` and uniform scales ``(F,)`` (``None`` when constant 1).
+    ``rotation_mode``: ``"QUATERNION"``, ``"EULER"`` (each joint's own order) or
+    ``"KEEP"`` (each bone's current rotation mode, axis-angle included).  Euler
+    rotations are composed in the bone's ``orders`` entry (ours, on the bone's
+    axes) or its kept mode, continuous over time and starting nearest zero.
     With ``keep`` (a reduction's frame indices per bone), each curve is keyed at
     those of its bone's frames it needs (:func:`~..core.reduce.curve_keys`).
     """
@@ -75,15 +79,18 @@ def write_action(obj: bpy.types.Object, name: str, names: list[str], frames: np.
     for joint, (bone_name, (turns, locations, scales)) in enumerate(zip(names, poses)):
         frames_kept = None if keep is None else keep[joint]
         pose_bone = obj.pose.bones[bone_name]
-        if rotation_mode == "QUATERNION":
-            pose_bone.rotation_mode = "QUATERNION"
+        mode = pose_bone.rotation_mode if rotation_mode == "KEEP" else rotation_mode
+        if mode in ("QUATERNION", "AXIS_ANGLE"):
+            pose_bone.rotation_mode = mode
             values = rotations.quaternion_continuity(turns)
             prop = "rotation_quaternion"
+            if mode == "AXIS_ANGLE":
+                values, prop = _axis_angle(values), "rotation_axis_angle"
         else:
-            mode = euler_mode(orders[joint])
+            mode = euler_mode(orders[joint]) if mode == "EULER" else mode
             pose_bone.rotation_mode = mode
             ours = mode[::-1]
-            angles = rotations.euler_continuity(rotations.quaternion_to_euler(turns, ours))
+            angles = rotations.euler_continuity(rotations.quaternion_to_euler(turns, ours), np.zeros(3))
             values = angles[:, [ours.index(axis) for axis in "XYZ"]]
             prop = "rotation_euler"
         writer.write_all(bone_name, prop, values, frames_kept)
@@ -92,6 +99,14 @@ def write_action(obj: bpy.types.Object, name: str, names: list[str], frames: np.
         if scales is not None and np.abs(scales - 1.0).max(initial=0.0) > 1e-9:
             writer.write_all(bone_name, "scale", np.repeat(scales[:, None], 3, axis=1), frames_kept)
     return action
+
+
+def _axis_angle(quaternions: np.ndarray) -> np.ndarray:
+    """Blender's axis-angle values (angle, x, y, z) for continuous quaternions ``(F, 4)``."""
+    vector = quaternions[:, 1:]
+    length = np.linalg.norm(vector, axis=1)
+    axis = np.where(length[:, None] > 1e-12, vector / np.maximum(length, 1e-300)[:, None], [0.0, 1.0, 0.0])
+    return np.column_stack([2.0 * np.arctan2(length, quaternions[:, 0]), axis])
 
 
 def _sample(fcurve: bpy.types.FCurve, frames: np.ndarray) -> np.ndarray:
@@ -114,6 +129,12 @@ def _sample(fcurve: bpy.types.FCurve, frames: np.ndarray) -> np.ndarray:
 def curves_by_path(obj: bpy.types.Object, action: bpy.types.Action) -> dict[tuple[str, int], bpy.types.FCurve]:
     """The F-curves ``obj`` reads from ``action``, by (data path, index)."""
     return {(fc.data_path, fc.array_index): fc for fc in Channels(action, obj, create=False).all()}
+
+
+def has_keys(curves: dict[tuple[str, int], bpy.types.FCurve], bone_name: str, prop: str) -> bool:
+    """Whether any F-curve in ``curves`` animates ``prop`` (e.g. ``"location"``) of the named pose bone."""
+    path = _bone_path(bone_name, prop)
+    return any((path, index) in curves for index in range(4))
 
 
 def read_bone(pose_bone: bpy.types.PoseBone, curves: dict[tuple[str, int], bpy.types.FCurve],

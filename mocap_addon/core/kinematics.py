@@ -10,7 +10,7 @@ import numpy as np
 
 from .bones import choose_tails
 from .model import ROTATION_CHANNELS, Clip, Skeleton, encode_motion, rotation_order
-from .rotations import FloatArray
+from .rotations import FloatArray, listed_within
 
 
 @dataclass
@@ -57,6 +57,12 @@ def place_translation(skeleton: Skeleton, joint: int, channel: FloatArray) -> Fl
     if skeleton.translation_in_rest_frame[joint]:
         channel = channel @ skeleton.rest_rotations[joint].T
     return channel if skeleton.position_replaces_offset[joint] else channel + skeleton.offsets[joint]
+
+
+def translation_channels(skeleton: Skeleton, joint: int, local: FloatArray) -> FloatArray:
+    """A joint's channel translation from its local translation (:func:`place_translation` undone)."""
+    moved = local if skeleton.position_replaces_offset[joint] else local - skeleton.offsets[joint]
+    return moved @ skeleton.rest_rotations[joint] if skeleton.translation_in_rest_frame[joint] else moved
 
 
 FRAMES_PER_BLOCK = 2048
@@ -250,17 +256,19 @@ def conform(clip: Clip, layouts: list[tuple[str, ...]] | None = None,
 def _keep_raw_angles(source: Clip, target: Clip) -> None:
     """Copy rotation channels unchanged where a joint's rotation did not change form.
 
-    That is, where the joint had no rest rotation and keeps its rotation order:
-    the file's own angles (past ±180° included) then survive a re-layout.
+    That is, where the joint had no rest rotation and its new order lists its old
+    axes in the same sequence (axes it gains are zero): the file's own angles
+    (past ±180° included) then survive a re-layout.
     """
     old, new = source.skeleton, target.skeleton
     old_starts, new_starts = old.channel_starts(), new.channel_starts()
     rest_is_identity = np.all(np.abs(old.rest_rotations - np.eye(3)) <= 1e-12, axis=(1, 2))
     for joint in np.flatnonzero(rest_is_identity):
         old_layout, new_layout = old.channels[joint], new.channels[joint]
-        if rotation_order(old_layout) != rotation_order(new_layout):
+        if not listed_within(rotation_order(old_layout), rotation_order(new_layout)):
             continue
         for channel in ROTATION_CHANNELS:
-            if channel in old_layout:
-                target.motion[:, new_starts[joint] + new_layout.index(channel)] = \
-                    source.motion[:, old_starts[joint] + old_layout.index(channel)]
+            if channel in new_layout:
+                column = new_starts[joint] + new_layout.index(channel)
+                target.motion[:, column] = (source.motion[:, old_starts[joint] + old_layout.index(channel)]
+                                            if channel in old_layout else 0.0)
