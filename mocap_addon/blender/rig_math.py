@@ -24,6 +24,7 @@ import numpy as np
 from ..core import Clip, Skeleton
 from ..core.bones import aligned_frames, choose_tails
 from ..core.kinematics import joint_transform, rest_pose
+from ..core.model import rotation_order
 from ..core.rotations import AXES, FloatArray
 
 
@@ -93,6 +94,11 @@ class BoneFrames:
                           (inverse_orientation[parent] @ (rig.heads - rig.heads[parent])[..., None])[..., 0],
                           rig.heads)
         return cls(to_bone, from_parent, np.linalg.inv(rest), offset)
+
+    def euler_orders(self, skeleton: Skeleton) -> list[str]:
+        """Each bone's Euler order (ours): its joint's channel order on the bone's axes (:func:`bone_euler_order`)."""
+        return [bone_euler_order(rotation_order(layout) or "ZYX", self.to_bone[joint])
+                for joint, layout in enumerate(skeleton.channels)]
 
 
 def joint_basis(clip: Clip, frames: BoneFrames, joint: int, scale: float) -> tuple[FloatArray, FloatArray]:
