@@ -220,6 +220,11 @@ class _Heading:
         half = 0.5 * np.asarray(angles, dtype=np.float64)
         return np.concatenate([np.cos(half)[..., None], np.sin(half)[..., None] * self.up], axis=-1)
 
+    def split(self, quaternions: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Rotations ``(..., 4)`` as a turn about the up axis times a tilt whose measured axis has no heading."""
+        turn = self.turns(self.angles(quaternions))
+        return turn, rotations.quaternion_multiply(_conjugate(turn), quaternions)
+
     def horizontal(self, vectors: FloatArray) -> FloatArray:
         return vectors - (vectors @ self.up)[..., None] * self.up
 
@@ -292,14 +297,14 @@ class _Pairing:
         return pose_a, pose_b
 
     def mix(self, pose_a: _Pose, pose_b: _Pose, weights: FloatArray, joints: Sequence[int]) -> _Pose:
-        """The blended pose of ``joints`` for ``weights`` ``(..., F, K)`` (leading axes: several mixes)."""
+        """The blended pose of ``joints`` for ``weights`` ``(..., K, F)`` (leading axes: several mixes)."""
         mixed = pose_a.toward(pose_b, weights)
         if self.root in ("a", "b") and self.root_joint in joints:
             column = list(joints).index(self.root_joint)
-            turn_a, turn_b = (self.heading.turns(self.heading.angles(p.rotations[column])) for p in (pose_a, pose_b))
-            tilt = rotations.slerp(rotations.quaternion_multiply(_conjugate(turn_a), pose_a.rotations[column]),
-                                   rotations.quaternion_multiply(_conjugate(turn_b), pose_b.rotations[column]),
-                                   weights[..., column, :])
+            turn_a, tilt_a = self.heading.split(pose_a.rotations[column])
+            turn_b, tilt_b = self.heading.split(pose_b.rotations[column])
+            # Blending two tilts can turn a little about the up axis: split that off too.
+            _, tilt = self.heading.split(rotations.slerp(tilt_a, tilt_b, weights[..., column, :]))
             turn, source = (turn_a, pose_a) if self.root == "a" else (turn_b, pose_b)
             mixed.rotations[..., column, :, :] = rotations.quaternion_multiply(turn, tilt)
             mixed.translations[..., column, :, :] = source.translations[column]

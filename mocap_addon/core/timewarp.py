@@ -23,7 +23,7 @@ from .rotations import FloatArray
 
 ROWS_PER_BLOCK = 256
 
-# Backtracking: (rows back, columns back) of each step, and the extra cell it passes.
+# Backtracking: (rows back, columns back) of each step.
 _STEPS = ((1, 1), (1, 2), (2, 1))
 
 
@@ -39,10 +39,10 @@ def _band(count_a: int, count_b: int) -> tuple[np.ndarray, np.ndarray]:
 def time_warp(a: FloatArray, b: FloatArray) -> FloatArray:
     """For every row of ``a`` ``(Fa, D)``, the (fractional) row of ``b`` ``(Fb, D)`` it pairs with.
 
-    The first rows and the last rows pair; the result is non-decreasing with
-    slope within [1/2, 2] (rows a step passes over get the mean of their
-    cells).  Raises ``ValueError`` when one sequence is more than twice as long
-    as the other, which no path with these slopes can pair.
+    The first rows and the last rows pair; the warp runs straight between the
+    ends of the path's steps, so its slope stays within [1/2, 2].  Raises
+    ``ValueError`` when one sequence is more than twice as long as the other,
+    which no path with these slopes can pair.
     """
     a = np.asarray(a, dtype=np.float64).reshape(len(a), -1)
     b = np.asarray(b, dtype=np.float64).reshape(len(b), -1)
@@ -59,7 +59,7 @@ def time_warp(a: FloatArray, b: FloatArray) -> FloatArray:
     low, high = _band(count_a, count_b)
     choices = _accumulate(a, b, low, high)
     rows, columns = _backtrack(choices, low, count_a, count_b)
-    return np.bincount(rows, weights=columns, minlength=count_a) / np.bincount(rows, minlength=count_a)
+    return np.interp(np.arange(count_a), rows, columns)
 
 
 def _accumulate(a: FloatArray, b: FloatArray, low: np.ndarray, high: np.ndarray) -> list[np.ndarray]:
@@ -105,21 +105,14 @@ def _accumulate(a: FloatArray, b: FloatArray, low: np.ndarray, high: np.ndarray)
 
 def _backtrack(choices: list[np.ndarray], low: np.ndarray, count_a: int,
                count_b: int) -> tuple[np.ndarray, np.ndarray]:
-    """Rows and columns of every cell on the best path (steps' passed-over cells included)."""
+    """Rows and columns of the best path's step ends, from the first frames to the last."""
     rows, columns = [count_a - 1], [count_b - 1]
     row, column = count_a - 1, count_b - 1
     while row > 0:
-        step = int(choices[row][column - int(low[row])])
-        back_rows, back_columns = _STEPS[step]
-        if step == 1:
-            rows.append(row)
-            columns.append(column - 1)
-        elif step == 2:
-            rows.append(row - 1)
-            columns.append(column)
+        back_rows, back_columns = _STEPS[int(choices[row][column - int(low[row])])]
         row, column = row - back_rows, column - back_columns
         rows.append(row)
         columns.append(column)
-    if (row, column) != (0, 0):
+    if column != 0:
         raise AssertionError("time warp path did not return to the first frames")
-    return np.array(rows), np.array(columns, dtype=np.float64)
+    return np.array(rows[::-1], dtype=np.float64), np.array(columns[::-1], dtype=np.float64)
