@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from . import rotations
-from .kinematics import channel_translation, forward_kinematics, place_translation
+from .kinematics import translation_channels, forward_kinematics, place_translation
 from .model import ROTATION_CHANNELS, SCALE_CHANNEL, Clip, Skeleton, encode_joint, rotation_order
 from .rotations import FloatArray
 from .timewarp import time_warp
@@ -179,7 +179,7 @@ def _encode(skeleton: Skeleton, joints: Sequence[int], pose: _Pose, reference: F
         if not _is_identity(rest):
             frame_rotation = rest.T @ frame_rotation
         columns.append(encode_joint(skeleton.channels[joint], frame_rotation,
-                                    channel_translation(skeleton, joint, pose.translations[column]),
+                                    translation_channels(skeleton, joint, pose.translations[column]),
                                     pose.scales[column], skeleton.length_directions[joint], reference[joint]))
     return columns
 

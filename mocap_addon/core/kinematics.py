@@ -58,8 +58,8 @@ def place_translation(skeleton: Skeleton, joint: int, channel: FloatArray) -> Fl
     return channel if skeleton.position_replaces_offset[joint] else channel + skeleton.offsets[joint]
 
 
-def channel_translation(skeleton: Skeleton, joint: int, local: FloatArray) -> FloatArray:
-    """Inverse of :func:`place_translation`: the channel translation that gives local translation ``local``."""
+def translation_channels(skeleton: Skeleton, joint: int, local: FloatArray) -> FloatArray:
+    """A joint's channel translation from its local translation (:func:`place_translation` undone)."""
     moved = local if skeleton.position_replaces_offset[joint] else local - skeleton.offsets[joint]
     return moved @ skeleton.rest_rotations[joint] if skeleton.translation_in_rest_frame[joint] else moved
 
