@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from . import rotations
-from .kinematics import translation_channels, forward_kinematics, place_translation
+from .kinematics import forward_kinematics, place_translation, translation_channels
 from .model import ROTATION_CHANNELS, SCALE_CHANNEL, Clip, Skeleton, encode_joint, rotation_order
 from .rotations import FloatArray
 from .timewarp import time_warp

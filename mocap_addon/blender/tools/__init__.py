@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-MODULES: tuple[ModuleType, ...] = ()
+from . import blend
+
+MODULES: tuple[ModuleType, ...] = (blend,)
 CLASSES = tuple(c for module in MODULES for c in module.CLASSES)
 
 
