@@ -136,7 +136,8 @@ def _is_identity(matrix: FloatArray) -> bool:
 def _local_pose(clip: Clip, rows: np.ndarray, joints: Sequence[int]) -> _Pose:
     """The local pose of ``joints`` at frames ``rows`` of ``clip``."""
     skeleton = clip.skeleton
-    part = Clip(skeleton, clip.motion[rows], clip.frame_time)
+    whole = len(rows) == clip.frame_count and np.array_equal(rows, np.arange(clip.frame_count))
+    part = clip if whole else Clip(skeleton, clip.motion[rows], clip.frame_time)
     count = len(joints)
     pose = _Pose(np.zeros((count, len(rows), 4)), np.empty((count, len(rows), 3)), np.ones((count, len(rows))))
     starts = skeleton.channel_starts()
