@@ -71,8 +71,10 @@ def mask_weights(skeleton: Skeleton, mask: Mask) -> FloatArray:
     if isinstance(mask, str):
         if mask not in _presets():
             raise ValueError(f"unknown mask preset {mask!r}; presets: {', '.join(_presets())}")
-        from .naming import map_skeleton
-
+        try:
+            from .naming import map_skeleton
+        except ImportError:
+            raise ValueError("mask presets need the joint names of core.naming, which is not available") from None
         return preset_weights(skeleton, map_skeleton(skeleton), _presets()[mask]["joints"])
     unknown = [name for name in mask if name not in skeleton.names]
     if unknown:

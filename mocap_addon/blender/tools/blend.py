@@ -214,16 +214,21 @@ class MOCAP_OT_blend(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class MOCAP_OT_blend_update(bpy.types.Operator):
-    """Bake the active blend result again from its clips, following its keyed mix"""
+class _OnBlendResult:
+    """Operators that work on the active blend result."""
 
-    bl_idname = "mocap.blend_update"
-    bl_label = "Update Blend"
     bl_options = {"REGISTER", "UNDO"}
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         return blend_result(context.active_object) is not None
+
+
+class MOCAP_OT_blend_update(_OnBlendResult, bpy.types.Operator):
+    """Bake the active blend result again from its clips, following its keyed mix"""
+
+    bl_idname = "mocap.blend_update"
+    bl_label = "Update Blend"
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         result = context.active_object
@@ -256,19 +261,14 @@ def _bone_of(result: bpy.types.Object, bone: str) -> str:
     return bone
 
 
-class MOCAP_OT_envelope(bpy.types.Operator):
+class MOCAP_OT_envelope(_OnBlendResult, bpy.types.Operator):
     """Draw a bone's path for several mixes between A and B as curves (the envelope), in their own collection"""
 
     bl_idname = "mocap.envelope"
     bl_label = "Draw Envelope"
-    bl_options = {"REGISTER", "UNDO"}
 
     bone: StringProperty(name="Bone")
     count: IntProperty(name="Paths", default=11, min=2, max=101)
-
-    @classmethod
-    def poll(cls, context: bpy.types.Context) -> bool:
-        return blend_result(context.active_object) is not None
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         from ...core.blend import envelope
@@ -321,19 +321,14 @@ def _path_object(name: str, points: np.ndarray, mix: float) -> bpy.types.Object:
     return obj
 
 
-class MOCAP_OT_solve_mix(bpy.types.Operator):
+class MOCAP_OT_solve_mix(_OnBlendResult, bpy.types.Operator):
     """Key the mix that brings the bone onto the target (an Empty, or the 3D cursor) at the current frame"""
 
     bl_idname = "mocap.solve_mix"
     bl_label = "Solve Mix"
-    bl_options = {"REGISTER", "UNDO"}
 
     bone: StringProperty(name="Bone")
     target: StringProperty(name="Target", description="Empty to reach (empty: the 3D cursor)")
-
-    @classmethod
-    def poll(cls, context: bpy.types.Context) -> bool:
-        return blend_result(context.active_object) is not None
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         from ...core.blend import solve_mix
