@@ -285,6 +285,22 @@ def test_time_warp_is_monotone_slope_limited_and_pairs_the_ends(count_a, count_b
     assert np.all(steps >= 0.5 - 1e-12) and np.all(steps <= 2.0 + 1e-12)
 
 
+def test_long_sequences_are_warped_on_every_kth_frame(monkeypatch):
+    """Above the cell budget the warp is found coarsely: still monotone, ends paired, near the truth."""
+    from mocap_addon.core import timewarp
+
+    t = np.linspace(0, 1, 900)
+    s = np.linspace(0, 1, 700)
+    source = s + 0.08 * np.sin(np.pi * s)  # b's row s shows a at source(s)
+    signal = lambda x: np.stack([np.sin(9 * x), np.cos(13 * x), x], axis=1)  # noqa: E731
+    truth = np.interp(t, source, np.arange(700))
+    exact = time_warp(signal(t), signal(source))
+    monkeypatch.setattr(timewarp, "MAX_CELLS", 20_000)
+    coarse = time_warp(signal(t), signal(source))
+    assert coarse[0] == 0 and coarse[-1] == 699 and np.all(np.diff(coarse) >= 0)
+    assert np.median(np.abs(exact - truth)) < 1.0 and np.median(np.abs(coarse - truth)) < 3.0
+
+
 def test_time_warp_of_a_sequence_with_itself_is_the_identity():
     features = np.cumsum(np.random.default_rng(1).normal(size=(300, 4)), axis=0)
     np.testing.assert_array_equal(time_warp(features, features), np.arange(300))

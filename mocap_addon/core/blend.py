@@ -25,7 +25,7 @@ up axis and moves it so it starts where ``a``'s starts, then blends.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -247,7 +247,7 @@ def _up_vector(up_axis: str) -> FloatArray:
     return np.eye(3)[rotations.AXES.index(axis)] * (-1.0 if up_axis.startswith("-") else 1.0)
 
 
-def body_root(clip: Clip) -> int:
+def _body_root(clip: Clip) -> int:
     """The joint that carries the body's path: the root, or below a fixed one-child root the first that moves."""
     skeleton = clip.skeleton
     children = skeleton.child_lists()
@@ -358,7 +358,8 @@ def _pose_features(clip: Clip, root: int, heading: _Heading, parent_rotation: Fl
     return np.einsum("fab,fjb->fja", back, relative).reshape(clip.frame_count, -1)
 
 
-def _paired_frames(a: Clip, b: Clip, offset: float, align: str, features: Any) -> FloatArray:
+def _paired_frames(a: Clip, b: Clip, offset: float, align: str,
+                   features: Callable[[Clip], FloatArray]) -> FloatArray:
     """``b``'s (fractional) frame for every frame of ``a``, within ``b``."""
     ratio = a.frame_time / b.frame_time
     last = b.frame_count - 1
@@ -390,7 +391,7 @@ def _pair(a: Clip, b: Clip, offset: float = 0, align: str = "none", root: str = 
         raise ValueError(f"offset must be a finite number of frames, not {offset}")
     b = _onto(a, b)
     weights = mask_weights(a.skeleton, mask)
-    root_joint = body_root(a)
+    root_joint = _body_root(a)
     parent = a.skeleton.parents[root_joint]
     first = forward_kinematics(Clip(a.skeleton, a.motion[:1], a.frame_time))
     parent_rotation = first.rotations[0, parent] if parent >= 0 else np.eye(3)

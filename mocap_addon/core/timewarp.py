@@ -22,6 +22,8 @@ import numpy as np
 from .rotations import FloatArray
 
 ROWS_PER_BLOCK = 256
+# Band cells (one byte of backtracking each) above which the warp is found on every k-th frame instead.
+MAX_CELLS = 60_000_000
 
 # Backtracking: (rows back, columns back) of each step.
 _STEPS = ((1, 1), (1, 2), (2, 1))
@@ -42,7 +44,9 @@ def time_warp(a: FloatArray, b: FloatArray) -> FloatArray:
     The first rows and the last rows pair; the warp runs straight between the
     ends of the path's steps, so its slope stays within [1/2, 2].  Raises
     ``ValueError`` when one sequence is more than twice as long as the other,
-    which no path with these slopes can pair.
+    which no path with these slopes can pair.  Beyond :data:`MAX_CELLS` band
+    cells (two sequences of about 13,000 rows) the warp is found on every
+    k-th row and drawn straight between them, keeping memory bounded.
     """
     a = np.asarray(a, dtype=np.float64).reshape(len(a), -1)
     b = np.asarray(b, dtype=np.float64).reshape(len(b), -1)
@@ -57,9 +61,20 @@ def time_warp(a: FloatArray, b: FloatArray) -> FloatArray:
         raise ValueError(f"cannot warp {count_a} frames onto {count_b}: time warping pairs clips whose "
                          "lengths differ by at most a factor of two (use the offset or scale alignment)")
     low, high = _band(count_a, count_b)
+    cells = int(np.sum(high - low + 1))
+    if cells > MAX_CELLS:
+        return _coarse_warp(a, b, int(np.ceil(np.sqrt(cells / MAX_CELLS))))
     choices = _accumulate(a, b, low, high)
     rows, columns = _backtrack(choices, low, count_a, count_b)
     return np.interp(np.arange(count_a), rows, columns)
+
+
+def _coarse_warp(a: FloatArray, b: FloatArray, factor: int) -> FloatArray:
+    """The warp of every ``factor``-th row (first and last kept), drawn straight between them."""
+    rows_a = np.unique(np.linspace(0, len(a) - 1, (len(a) - 1) // factor + 1).round().astype(np.int64))
+    rows_b = np.unique(np.linspace(0, len(b) - 1, (len(b) - 1) // factor + 1).round().astype(np.int64))
+    coarse = time_warp(a[rows_a], b[rows_b])
+    return np.interp(np.arange(len(a)), rows_a, np.interp(coarse, np.arange(len(rows_b)), rows_b))
 
 
 def _accumulate(a: FloatArray, b: FloatArray, low: np.ndarray, high: np.ndarray) -> list[np.ndarray]:
