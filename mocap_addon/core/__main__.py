@@ -1,4 +1,4 @@
-"""Command line: ``python -m mocap_addon.core info FILE`` and ``convert IN OUT``."""
+"""Command line: ``python -m mocap_addon.core info FILE``, ``convert IN OUT`` and ``map FILE``."""
 
 from __future__ import annotations
 
@@ -46,10 +46,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     convert.add_argument("input")
     convert.add_argument("output")
     convert.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
+    mapping = commands.add_parser("map", help="print each joint's canonical joint and the rule that chose it")
+    mapping.add_argument("file")
+    mapping.add_argument("--preset", help="a built-in convention (e.g. mixamo, rigify) or a preset JSON file")
     args = parser.parse_args(argv)
     try:
         if args.command == "info":
             print(describe(load(args.file), args.file))
+        elif args.command == "map":
+            from .naming import mapping_report
+
+            print(mapping_report(load(args.file).skeleton, preset=args.preset))
         else:
             clip = load(args.input)
             save(clip, args.output, precision=args.precision)
