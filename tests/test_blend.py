@@ -11,6 +11,7 @@ from mocap_addon.core import Clip, load, world_positions
 from mocap_addon.core import rotations as r
 from mocap_addon.core.blend import blend, envelope, mask_presets, mask_weights, preset_weights, solve_mix
 from mocap_addon.core.model import ROTATION_CHANNELS, rotation_order
+from mocap_addon.core.naming import map_skeleton
 from mocap_addon.core.timewarp import time_warp
 from mocap_addon.core.timing import resample
 from tests.conftest import CORPUS, SAMPLES
@@ -205,15 +206,30 @@ def test_ground_node_above_the_hips_follows_the_hips():
     assert preset_weights(skeleton, mapping, lower).tolist() == [1.0, 1.0, 0.0, 1.0]
 
 
-def test_named_presets_with_the_naming_module():
-    naming = pytest.importorskip("mocap_addon.core.naming")
-    if not CMU.is_file():
+HUMANOIDS = ["bvh/fm_cmu_01_01.bvh", "bvh/bandai_dataset-1_walk_normal_001.bvh", "bvh/ganim_Malcolm_Gangnam-Style.bvh",
+             "htr/gpr450_xbot_samba_mixamo.com.htr", "asf_amc/fm_01.asf"]
+
+
+@pytest.mark.parametrize("name", HUMANOIDS)
+def test_named_presets_split_real_skeletons(name):
+    """Through core.naming: upper and lower body split every joint; arms and spine are parts of the upper body."""
+    if not (CORPUS / name).is_file():
         pytest.skip("../shared/corpus is absent")
-    clip = load(CMU)
-    mapping = naming.map_skeleton(clip.skeleton)
-    assert np.array_equal(mask_weights(clip.skeleton, "left_arm"),
-                          preset_weights(clip.skeleton, mapping, mask_presets()["left_arm"]["joints"]))
-    assert mask_weights(clip.skeleton, "left_arm")[clip.skeleton.index("LeftHand")] == 1.0
+    skeleton = load(CORPUS / name).skeleton
+    mapping = map_skeleton(skeleton)
+
+    def members(key):
+        weights = mask_weights(skeleton, key)
+        assert np.array_equal(weights, preset_weights(skeleton, mapping, mask_presets()[key]["joints"]))
+        return {n for n, weight in zip(skeleton.names, weights) if weight}
+
+    upper, lower, left, right, spine = (members(k) for k in ("upper_body", "lower_body", "left_arm", "right_arm",
+                                                             "spine_head"))
+    assert upper.isdisjoint(lower) and upper | lower == set(skeleton.names)
+    assert left | right | spine <= upper and left.isdisjoint(right) and spine.isdisjoint(left | right)
+    by_canonical = {c: n for n, c in mapping.items() if c}
+    assert by_canonical["hand_l"] in left and by_canonical["hand_r"] in right and by_canonical["head"] in spine
+    assert by_canonical["hips"] in lower and skeleton.names[0] in lower
 
 
 # Time: offset, scale, frame rates, DTW -------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ import numpy as np
 from . import rotations
 from .kinematics import forward_kinematics, place_translation, translation_channels
 from .model import ROTATION_CHANNELS, SCALE_CHANNEL, Clip, Skeleton, encode_joint, rotation_order
+from .naming import map_skeleton
 from .rotations import FloatArray
 from .timewarp import time_warp
 from .timing import first_frame_angles
@@ -71,10 +72,6 @@ def mask_weights(skeleton: Skeleton, mask: Mask) -> FloatArray:
     if isinstance(mask, str):
         if mask not in _presets():
             raise ValueError(f"unknown mask preset {mask!r}; presets: {', '.join(_presets())}")
-        try:
-            from .naming import map_skeleton
-        except ImportError:
-            raise ValueError("mask presets need the joint names of core.naming, which is not available") from None
         return preset_weights(skeleton, map_skeleton(skeleton), _presets()[mask]["joints"])
     unknown = [name for name in mask if name not in skeleton.names]
     if unknown:
