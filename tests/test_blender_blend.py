@@ -50,6 +50,17 @@ def test_mix_0_and_1_reproduce_a_and_b_at_every_frame(clips):
     assert sorted(x.name for x in bpy.data.actions) == sorted([A, B, RESULT])
 
 
+def test_a_mask_preset_keeps_the_other_joints_of_a(clips):
+    bpy = clips
+    assert bpy.ops.mocap.blend(clip_a=A, clip_b=B, mix=1.0, mask="UPPER_BODY") == {"FINISHED"}
+    names = [b.name for b in bpy.data.objects[A].pose.bones]
+    legs = [names.index(n) for n in ("Hips", "UpperLeg_L", "Foot_L", "Toes_R")]
+    hands = [names.index(n) for n in ("Hand_L", "Hand_R")]
+    a, mixed = heads(bpy, A), heads(bpy, RESULT)
+    assert np.abs(mixed[:, legs] - a[:, legs]).max() <= tolerance(a)
+    assert np.abs(mixed[:, hands] - a[:, hands]).max() > 100 * tolerance(a)
+
+
 def test_a_keyed_mix_profile_is_honoured(clips):
     from mocap_addon.blender.motion import armature_clip
     from mocap_addon.blender.tools.blend import clip_to_world
