@@ -234,7 +234,10 @@ def _conjugate(quaternions: FloatArray) -> FloatArray:
 
 
 def _rotate(quaternions: FloatArray, vectors: FloatArray) -> FloatArray:
-    return (rotations.quaternion_to_matrix(quaternions) @ vectors[..., None])[..., 0]
+    """Vectors ``(..., 3)`` turned by unit quaternions ``(..., 4)``: ``v + 2w (u x v) + 2u x (u x v)``."""
+    w, u = quaternions[..., :1], quaternions[..., 1:]
+    twice = 2.0 * np.cross(u, vectors)
+    return vectors + w * twice + np.cross(u, twice)
 
 
 def _up_vector(up_axis: str) -> FloatArray:
@@ -321,11 +324,10 @@ class _Pairing:
         """World positions ``(n, F, 3)`` of the chain's last joint for mixes ``weights`` ``(n, F)``, from
         the chain's poses (:meth:`poses`): only this chain is blended and chained."""
         pose = self.mix(pose_a, pose_b, self.weights[chain][:, None] * weights[:, None, :], chain)
-        matrices = rotations.quaternion_to_matrix(pose.rotations)
-        rotation, position, scale = matrices[:, 0], pose.translations[:, 0], pose.scales[:, 0]
+        rotation, position, scale = pose.rotations[:, 0], pose.translations[:, 0], pose.scales[:, 0]
         for link in range(1, len(chain)):
-            position = position + scale[..., None] * (rotation @ pose.translations[:, link, ..., None])[..., 0]
-            rotation = rotation @ matrices[:, link]
+            position = position + scale[..., None] * _rotate(rotation, pose.translations[:, link])
+            rotation = rotations.quaternion_multiply(rotation, pose.rotations[:, link])
             scale = scale * pose.scales[:, link]
         return position
 
