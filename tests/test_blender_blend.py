@@ -142,6 +142,19 @@ def test_solve_mix_brings_the_hand_onto_a_flying_ball(clips):
     assert keys == [30.0, float(catch)]
 
 
+def test_the_catch_demo_scene(addon):
+    """scripts/catch_demo.py on the bundled walk: at the catch frame the hand is on the ball."""
+    from scripts.catch_demo import CATCH_FRAME, HAND, build_catch
+
+    bpy = addon
+    result, ball = build_catch(bpy)
+    assert abs(result.data.mocap_blend.mix - 0.65) < 1e-3
+    bpy.context.scene.frame_set(CATCH_FRAME)
+    hand = result.matrix_world @ result.pose.bones[HAND].head
+    assert (hand - ball.matrix_world.translation).length <= 1e-5 * max(result.dimensions)
+    assert len(bpy.data.collections[f"{result.name}_envelope"].objects) == 11
+
+
 def _mix_curve(obj):
     from mocap_addon.blender.animation import curves_by_path
 
