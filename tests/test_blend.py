@@ -439,13 +439,18 @@ def test_symmetry_on_random_poses(walk, mix, seed):
 # Clips on two skeletons --------------------------------------------------------------------------------------------
 
 def test_clips_on_two_skeletons_blend():
-    pytest.importorskip("mocap_addon.core.retarget")
+    """A CMU take and a Bandai walk: B is retargeted onto A's skeleton first, then blended."""
+    retarget = pytest.importorskip("mocap_addon.core.retarget").retarget
     if not BANDAI.is_file():
         pytest.skip("../shared/corpus is absent")
     cmu = part(load(CMU), 0, 600, 4)  # 30 fps like the Bandai take
     bandai = load(BANDAI)
-    mixed = blend(cmu, bandai, 0.5, root="heading")
-    assert mixed.skeleton.names == cmu.skeleton.names and mixed.frame_count == cmu.frame_count
-    assert np.all(np.isfinite(mixed.motion))
-    onto = blend(cmu, bandai, 1.0)
-    assert pose_error(onto, cmu) > 1e-3
+    half = blend(cmu, bandai, 0.5, root="heading")
+    assert half.skeleton.names == cmu.skeleton.names and half.frame_count == cmu.frame_count
+    assert np.all(np.isfinite(half.motion))
+    assert np.array_equal(blend(cmu, bandai, 0.0).motion, cmu.motion)
+    onto = retarget(bandai, cmu)
+    assert pose_error(part(onto, 0, cmu.frame_count), cmu) > 0.01
+    assert pose_error(blend(cmu, bandai, 1.0), part(onto, 0, cmu.frame_count)) < 1e-4
+    backwards = blend(bandai, cmu, 0.5)
+    assert backwards.skeleton.names == bandai.skeleton.names
