@@ -22,7 +22,6 @@ import bpy
 import numpy as np
 from bpy.props import EnumProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
 
-from ...core.blend import mask_presets
 from ..animation import curves_by_path, sample_fcurve
 from ..compat import assign_action
 from ..files.importer import nothing_left_behind
@@ -38,11 +37,19 @@ ROOT_ITEMS = [("BLEND", "Blend", "The root's path and turn are blended like any 
               ("A", "From A", "A's path and heading, the root's tilt blended"),
               ("B", "From B", "B's path and heading, the root's tilt blended"),
               ("HEADING", "Match Heading", "B's path turned and moved to start where A's starts, then blended")]
-
-
-MASK_ITEMS = [("NONE", "Whole Body", "Every joint takes the mix")] + [
-    (key.upper(), preset["label"], preset["description"]) for key, preset in mask_presets().items()]
 SETTINGS = ("clip_a", "clip_b", "mix", "offset", "align", "root", "mask")
+_MASK_ITEMS: list[tuple[str, str, str]] = []  # Blender needs the item strings kept alive
+
+
+def _mask_items(self: Any, context: bpy.types.Context | None) -> list[tuple[str, str, str]]:
+    """No mask, then the core's mask presets (read on first use)."""
+    if not _MASK_ITEMS:
+        from ...core.blend import mask_presets
+
+        _MASK_ITEMS.append(("NONE", "Whole Body", "Every joint takes the mix"))
+        _MASK_ITEMS.extend((key.upper(), preset["label"], preset["description"])
+                           for key, preset in mask_presets().items())
+    return _MASK_ITEMS
 
 
 def _is_armature(self: Any, obj: bpy.types.Object) -> bool:
@@ -65,8 +72,7 @@ class MocapBlendSettings(bpy.types.PropertyGroup):
     offset: IntProperty(name="Offset", default=0, description="B's frame f + offset pairs with A's frame f")
     align: EnumProperty(name="Alignment", items=ALIGN_ITEMS, default="NONE")
     root: EnumProperty(name="Root", items=ROOT_ITEMS, default="BLEND")
-    mask: EnumProperty(name="Mask", items=MASK_ITEMS, default="NONE",
-                       description="Joints that take the mix (the rest stay A's)")
+    mask: EnumProperty(name="Mask", items=_mask_items, description="Joints that take the mix (the rest stay A's)")
 
 
 class MocapBlendTools(bpy.types.PropertyGroup):
@@ -191,7 +197,7 @@ class MOCAP_OT_blend(bpy.types.Operator):
     offset: IntProperty(name="Offset", default=0)
     align: EnumProperty(name="Alignment", items=ALIGN_ITEMS, default="NONE")
     root: EnumProperty(name="Root", items=ROOT_ITEMS, default="BLEND")
-    mask: EnumProperty(name="Mask", items=MASK_ITEMS, default="NONE")
+    mask: EnumProperty(name="Mask", items=_mask_items)
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         started = time.perf_counter()
