@@ -205,9 +205,9 @@ def test_export_of_a_rig_made_in_blender(addon, tmp_path):
 def test_sidebar_panel_and_file_handlers_are_registered(addon):
     bpy = addon
     assert hasattr(bpy.types, "VIEW3D_PT_mocap_io")
-    for extension in ("bvh", "htr", "amc"):
+    for extension, dropped in (("bvh", ".bvh"), ("htr", ".htr"), ("amc", ".amc;.asf")):
         handler = getattr(bpy.types, f"MOCAP_FH_{extension}")
-        assert handler.bl_file_extensions == f".{extension}"
+        assert handler.bl_file_extensions == dropped
         assert handler.bl_import_operator == f"import_anim.mocap_{extension}"
     from mocap_addon.blender.files.panel import source_summary
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import bpy
 import numpy as np
@@ -27,6 +28,7 @@ class ExportSettings:
     frame_start: int | None = None  # None: the action's range
     frame_end: int | None = None
     rotation_order: str = "ZXY"  # for rigs not imported by this add-on
+    use_import_layout: bool = True  # False: write an imported rig's bones as they are now, like any other rig
 
 
 def armature_action(obj: bpy.types.Object) -> bpy.types.Action | None:
@@ -72,11 +74,15 @@ def export_clip(obj: bpy.types.Object, settings: ExportSettings) -> Clip:
     else:
         import_scale = 1.0
     scale = settings.scale * (import_scale if settings.unit == "AUTO" else UNIT_PRESETS[settings.unit])
-    if stored is None:
+    metadata = dict(record.get("metadata", {}))
+    if stored is None or not settings.use_import_layout:
         skeleton = skeleton_from_bones(obj, settings, scale)
-    missing = [n for n in skeleton.names if n not in obj.pose.bones]
-    if missing:
-        raise ValueError(f"bones renamed or removed since import: {', '.join(missing[:5])}")
+        metadata = {}
+    else:
+        names = joint_bones(obj, skeleton)
+        renamed = dict(zip(skeleton.names, names))
+        skeleton = replace(skeleton, names=names)
+        metadata = _renamed(metadata, renamed)
     frames = frame_range(obj, settings)
     action = armature_action(obj)
     if action is None:
@@ -96,10 +102,34 @@ def export_clip(obj: bpy.types.Object, settings: ExportSettings) -> Clip:
             skeleton.channels[joint], frame_rotation, channel_translation, local_scale,
             skeleton.length_directions[joint])
     frame_time = float(action.get("mocap_frame_time", record.get("frame_time", 1.0 / scene_fps(bpy.context.scene))))
-    metadata = dict(record.get("metadata", {}))
     metadata["warnings"] = []
     return Clip(skeleton, motion, frame_time, start_frame=int(record.get("start_frame", 1)),
                 unit_in_metres=record.get("unit_in_metres"), up_axis=record.get("up_axis", "Y"), metadata=metadata)
+
+
+def joint_bones(obj: bpy.types.Object, skeleton: Skeleton) -> list[str]:
+    """The armature's bone for each stored joint, with the stored hierarchy.  Bones keep their place
+    in the armature when renamed, so they are matched by place first (renamed bones export under
+    their new names), else by name; anything else has changed too much to write the stored layout."""
+    bones = obj.data.bones
+    by_place = [bone.name for bone in list(bones)[:skeleton.joint_count]]
+    for names in (by_place, skeleton.names):
+        if all(name in bones for name in names) and len(names) == skeleton.joint_count:
+            index = {name: joint for joint, name in enumerate(names)}
+            parents = [index.get(bones[name].parent.name, -2) if bones[name].parent else -1 for name in names]
+            if parents == skeleton.parents:
+                return list(names)
+    missing = [name for name in skeleton.names if name not in bones] or ["hierarchy changed"]
+    raise ValueError(f"bones removed or re-parented since import ({', '.join(missing[:5])}): "
+                     "switch off Original Layout to export the armature as it is now")
+
+
+def _renamed(value: Any, names: dict[str, str]) -> Any:
+    """``value`` with every table keyed by joint names (ASF limits and dofs, …) keyed by the new names."""
+    if not isinstance(value, dict):
+        return value
+    by_joint = bool(value) and all(key in names for key in value)
+    return {(names[key] if by_joint else key): _renamed(item, names) for key, item in value.items()}
 
 
 def _channel_values(skeleton: Skeleton, joint: int, rotation: np.ndarray,

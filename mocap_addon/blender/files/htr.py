@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import bpy
 from bpy.props import EnumProperty, IntProperty, StringProperty
 
@@ -21,15 +24,16 @@ class IMPORT_ANIM_OT_mocap_htr(bpy.types.Operator, MocapImportBase):
     bl_options = {"REGISTER", "UNDO", "PRESET"}
     format_label = "HTR"
     filename_ext = ".htr"
+    extensions = (".htr",)
     filter_glob: StringProperty(default="*.htr;*.HTR", options={"HIDDEN"})
     order_reading: EnumProperty(name="Rotation Order", items=ORDER_ITEMS, default="listed")
     translation: EnumProperty(name="Frame Translation", items=TRANSLATION_ITEMS, default="parent")
 
-    def load_options(self) -> dict:
-        return {"order_reading": self.order_reading, "translation": self.translation}
+    format_options = ("order_reading", "translation")
 
-    def extra_options(self) -> tuple[str, ...]:
-        return ("order_reading", "translation")
+    @classmethod
+    def load_options(cls, values: Mapping[str, Any], path: str) -> dict:
+        return {"order_reading": values["order_reading"], "translation": values["translation"]}
 
 
 class EXPORT_ANIM_OT_mocap_htr(bpy.types.Operator, MocapExportBase):

@@ -53,8 +53,8 @@ class ImportResult:
     scale: float
 
     def summary(self) -> str:
-        return (f"{self.obj.name}: {self.joints} joints, {self.frames} frames at {self.fps:g} fps "
-                f"in {self.seconds:.2f} s")
+        motion = f"{self.frames} frames at {self.fps:g} fps" if self.frames else "skeleton only"
+        return f"{self.obj.name}: {self.joints} joints, {motion} in {self.seconds:.2f} s"
 
 
 @contextmanager

@@ -497,7 +497,7 @@ def find_skeleton(amc_path: str | os.PathLike[str]) -> str:
     """The .asf beside an .amc: same stem, or the stem up to its last '_' (CMU) or first '.'."""
     folder, name = os.path.split(os.fspath(amc_path))
     stem = os.path.splitext(name)[0]
-    candidates = [stem, stem.rsplit("_", 1)[0], stem.split(".", 1)[0]]
+    candidates = list(dict.fromkeys([stem, stem.rsplit("_", 1)[0], stem.split(".", 1)[0]]))
     entries = {entry.lower(): entry for entry in os.listdir(folder or ".")}
     for candidate in candidates:
         found = entries.get(f"{candidate}.asf".lower())

@@ -29,18 +29,24 @@ def decode_text(raw: bytes) -> str:
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path`` and rename it into place."""
+    """Write ``data`` to a temporary file beside ``path`` and rename it into place.
+
+    An ``OSError`` names ``path`` (not the temporary file) with the system's reason.
+    """
     target = os.path.abspath(os.fspath(path))
-    directory = os.path.dirname(target)
-    handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(target), dir=directory)
+    temporary = None
     try:
+        handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(target),
+                                             dir=os.path.dirname(target))
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
         os.chmod(temporary, _new_file_mode(target))
         os.replace(temporary, target)
-    except BaseException:
-        if os.path.exists(temporary):
+    except BaseException as error:
+        if temporary is not None and os.path.exists(temporary):
             os.unlink(temporary)
+        if isinstance(error, OSError):
+            raise OSError(error.errno, error.strerror, target) from None
         raise
 
 
