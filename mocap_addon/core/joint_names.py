@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +93,7 @@ def words_of(name: str) -> list[str]:
     return words
 
 
-@cache
+@lru_cache(maxsize=4096)
 def read_name(name: str) -> NameReading:
     """Read a joint name (see the module docstring)."""
     vocabulary = _vocabulary()

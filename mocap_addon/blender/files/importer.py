@@ -17,6 +17,7 @@ from ..animation import write_action
 from ..armature import build_armature, rest_matrices
 from ..rig_math import BoneFrames, RestRig, build_rest_rig, joint_basis
 from ..storage import PROPERTY, skeleton_to_json
+from ..tools.mapping import detect_mapping
 
 # Length of one file unit in metres, per unit preset ('AUTO' asks the file).
 UNIT_PRESETS = {"M": 1.0, "CM": 0.01, "MM": 0.001, "IN": 0.0254, "FT": 0.3048}
@@ -95,6 +96,7 @@ def import_clip(context: bpy.types.Context, clip: Clip, name: str, settings: Imp
         # Pose against the rest Blender actually stored (float32 heads and rolls), not the ideal one.
         rig.orientations, rig.heads = rest_matrices(obj, clip.skeleton.names)
         obj.data[PROPERTY] = skeleton_to_json(clip, settings.conversion, scale)
+        detect_mapping(obj, clip.skeleton)
         progress(0.4)
         skeleton = clip.skeleton
         bone_frames = BoneFrames.of(skeleton.parents, rig, settings.conversion)

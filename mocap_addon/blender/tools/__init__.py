@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import blend
+from . import blend, mapping
 
-MODULES: tuple[ModuleType, ...] = (blend,)
+MODULES: tuple[ModuleType, ...] = (mapping, blend)
 CLASSES = tuple(c for module in MODULES for c in module.CLASSES)
 
 
