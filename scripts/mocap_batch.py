@@ -10,6 +10,12 @@ Export every armature of a .blend (one file per armature, format from --format):
 
     python scripts/mocap_batch.py scene.blend out_folder/ --format htr
 
+Put files (or every motion file in folders) on the canonical skeleton, or retarget them onto the skeleton
+of another file, writing one file each into a folder::
+
+    python scripts/mocap_batch.py takes/ out_folder/ --canonical [--method lengths] [--format htr]
+    python scripts/mocap_batch.py walk.bvh run.bvh out_folder/ --retarget-onto character.htr
+
 Options are the File > Import / Export operators' own (names, choices and defaults are read from
 them; an option left out keeps the operator's default).  One OK or FAIL line per input (or per
 armature); the batch goes on after a failure and the exit code is 1 if anything failed, 2 for
@@ -79,14 +85,24 @@ def arguments(argv: list[str], bpy: Any) -> argparse.Namespace:
         offered.update({name: properties[name] for name in names if name not in offered})
     for prop in offered.values():
         _add_operator_option(parser, prop)
+    parser.add_argument("--canonical", action="store_true",
+                        help="put every input on the canonical skeleton, one file each in the output folder")
+    parser.add_argument("--method", default="rotations", choices=("rotations", "lengths"),
+                        help="canonical conversion method (default rotations)")
+    parser.add_argument("--retarget-onto", metavar="FILE",
+                        help="retarget every input onto FILE's skeleton, one file each in the output folder")
     options = parser.parse_args(argv)
-    if not exporting(options) and not options.output.lower().endswith(".blend"):
+    if not exporting(options) and not converting(options) and not options.output.lower().endswith(".blend"):
         parser.error(f"importing needs a .blend to write as the last argument, not {options.output!r}")
     return options
 
 
 def exporting(options: argparse.Namespace) -> bool:
     return len(options.inputs) == 1 and options.inputs[0].lower().endswith(".blend")
+
+
+def converting(options: argparse.Namespace) -> bool:
+    return bool(options.canonical or options.retarget_onto)
 
 
 def script_arguments() -> list[str]:
@@ -208,6 +224,50 @@ def export_armatures(bpy: Any, options: argparse.Namespace) -> int:
     return failures
 
 
+MOTION_EXTENSIONS = (".bvh", ".htr", ".amc")
+
+
+def motion_files(inputs: list[str]) -> list[Path]:
+    """The inputs, with each folder replaced by the motion files in it."""
+    found: list[Path] = []
+    for name in inputs:
+        path = Path(name)
+        if path.is_dir():
+            found += sorted(p for p in path.iterdir() if p.suffix.lower() in MOTION_EXTENSIONS)
+        else:
+            found.append(path)
+    return found
+
+
+def convert_files(options: argparse.Namespace) -> int:
+    """Canonical conversion or retargeting of every input into the output folder; returns the failures."""
+    from mocap_addon.core import MocapFormatError, load, save
+    from mocap_addon.core.retarget import retarget, to_canonical
+
+    folder = Path(options.output)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        target = load(options.retarget_onto) if options.retarget_onto else None
+    except (MocapFormatError, OSError, ValueError) as error:
+        print(f"FAIL {options.retarget_onto}: {failure(error)}")
+        return 1
+    failures = 0
+    for path in motion_files(options.inputs):
+        started = time.perf_counter()
+        written = folder / f"{path.stem}.{options.format.lower()}"
+        try:
+            clip = load(path)
+            result = to_canonical(clip, method=options.method) if target is None else retarget(clip, target)
+            save(result, written)
+        except (MocapFormatError, OSError, ValueError) as error:
+            failures += 1
+            print(f"FAIL {path}: {failure(error)}")
+            continue
+        print(f"OK   {path} -> {written}: {result.skeleton.joint_count} joints, {result.frame_count} frames, "
+              f"{time.perf_counter() - started:.2f} s")
+    return failures
+
+
 def main() -> int:
     import bpy
 
@@ -218,6 +278,8 @@ def main() -> int:
         options = arguments(script_arguments(), bpy)
     except SystemExit as stop:  # --help, or bad arguments (already explained by argparse)
         return stop.code if isinstance(stop.code, int) else 2
+    if converting(options):
+        return 1 if convert_files(options) else 0
     run = export_armatures if exporting(options) else import_files
     return 1 if run(bpy, options) else 0
 

@@ -12,6 +12,7 @@ from mocap_addon.core import rotations as r
 from mocap_addon.core.blend import blend, envelope, mask_presets, mask_weights, preset_weights, solve_mix
 from mocap_addon.core.model import ROTATION_CHANNELS, rotation_order
 from mocap_addon.core.naming import map_skeleton
+from mocap_addon.core.retarget import retarget
 from mocap_addon.core.timewarp import time_warp
 from mocap_addon.core.timing import resample
 from tests.conftest import CORPUS, SAMPLES
@@ -440,7 +441,6 @@ def test_symmetry_on_random_poses(walk, mix, seed):
 
 def test_clips_on_two_skeletons_blend():
     """A CMU take and a Bandai walk: B is retargeted onto A's skeleton first, then blended."""
-    retarget = pytest.importorskip("mocap_addon.core.retarget").retarget
     if not BANDAI.is_file():
         pytest.skip("../shared/corpus is absent")
     cmu = part(load(CMU), 0, 600, 4)  # 30 fps like the Bandai take

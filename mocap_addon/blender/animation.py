@@ -50,17 +50,22 @@ def write_action(obj: bpy.types.Object, name: str, names: list[str], frames: np.
 
     ``poses`` yields, bone by bone, the ``matrix_basis`` rotations ``(F, 3, 3)``,
     locations ``(F, 3)`` and uniform scales ``(F,)`` (``None`` when constant 1).
+    ``rotation_mode``: ``"QUATERNION"``, ``"EULER"`` (each joint's own order) or
+    ``"KEEP"`` (each bone's current rotation mode, axis-angle included).
     """
     action = bpy.data.actions.new(name)
     writer = _KeyWriter(Channels(action, obj), frames)
     for joint, (bone_name, (matrices, locations, scales)) in enumerate(zip(names, poses)):
         pose_bone = obj.pose.bones[bone_name]
-        if rotation_mode == "QUATERNION":
-            pose_bone.rotation_mode = "QUATERNION"
+        mode = pose_bone.rotation_mode if rotation_mode == "KEEP" else rotation_mode
+        if mode in ("QUATERNION", "AXIS_ANGLE"):
+            pose_bone.rotation_mode = mode
             values = rotations.quaternion_continuity(rotations.matrix_to_quaternion(matrices))
             prop = "rotation_quaternion"
+            if mode == "AXIS_ANGLE":
+                values, prop = _axis_angle(values), "rotation_axis_angle"
         else:
-            mode = euler_mode(orders[joint])
+            mode = euler_mode(orders[joint]) if mode == "EULER" else mode
             pose_bone.rotation_mode = mode
             ours = mode[::-1]
             angles = rotations.euler_continuity(rotations.matrix_to_euler(matrices, ours))
@@ -75,6 +80,14 @@ def write_action(obj: bpy.types.Object, name: str, names: list[str], frames: np.
             for index in range(3):
                 writer.write(_bone_path(bone_name, "scale"), index, bone_name, scales)
     return action
+
+
+def _axis_angle(quaternions: np.ndarray) -> np.ndarray:
+    """Blender's axis-angle values (angle, x, y, z) for continuous quaternions ``(F, 4)``."""
+    vector = quaternions[:, 1:]
+    length = np.linalg.norm(vector, axis=1)
+    axis = np.where(length[:, None] > 1e-12, vector / np.maximum(length, 1e-300)[:, None], [0.0, 1.0, 0.0])
+    return np.column_stack([2.0 * np.arctan2(length, quaternions[:, 0]), axis])
 
 
 def sample_fcurve(fcurve: bpy.types.FCurve, frames: np.ndarray) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""Command line: ``python -m mocap_addon.core info FILE``, ``convert IN OUT`` and ``map FILE``."""
+"""Command line: ``python -m mocap_addon.core info FILE``, ``convert IN OUT``, ``map FILE``,
+``canonical IN OUT`` and ``retarget IN --onto SKELETON_FILE OUT``."""
 
 from __future__ import annotations
 
@@ -49,6 +50,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     mapping = commands.add_parser("map", help="print each joint's canonical joint and the rule that chose it")
     mapping.add_argument("file")
     mapping.add_argument("--preset", help="a built-in convention (e.g. mixamo, rigify) or a preset JSON file")
+    canonical = commands.add_parser("canonical", help="put IN on the canonical skeleton (metres, Y up) as OUT")
+    canonical.add_argument("input")
+    canonical.add_argument("output")
+    canonical.add_argument("--method", choices=("rotations", "lengths"), default="rotations",
+                           help="rotations: T-pose rest, joint rotations re-expressed (default); "
+                                "lengths: the source's rest and rotations, canonical bone lengths")
+    canonical.add_argument("--lengths", choices=("reference", "source"), default="reference",
+                           help="bone lengths of the reference body (default) or of the source")
+    canonical.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
+    onto = commands.add_parser("retarget", help="IN's motion on the skeleton of SKELETON_FILE, written as OUT")
+    onto.add_argument("input")
+    onto.add_argument("--onto", required=True, metavar="SKELETON_FILE",
+                      help="any motion file (its first frame gives bone vectors its offsets lack)")
+    onto.add_argument("output")
+    onto.add_argument("--root", choices=("scale", "keep"), default="scale",
+                      help="hips travel scaled by the leg-length ratio (default) or kept")
+    onto.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
     args = parser.parse_args(argv)
     try:
         if args.command == "info":
@@ -57,6 +75,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .naming import mapping_report
 
             print(mapping_report(load(args.file).skeleton, preset=args.preset))
+        elif args.command in ("canonical", "retarget"):
+            from .retarget import retarget, to_canonical
+
+            clip = load(args.input)
+            if args.command == "canonical":
+                result = to_canonical(clip, method=args.method, lengths=args.lengths)
+            else:
+                result = retarget(clip, load(args.onto), root=args.root)
+            save(result, args.output, precision=args.precision)
+            print(f"{args.input} -> {args.output}: {result.skeleton.joint_count} joints, "
+                  f"{result.frame_count} frames")
         else:
             clip = load(args.input)
             save(clip, args.output, precision=args.precision)

@@ -37,6 +37,7 @@ from . import rotations
 from .kinematics import forward_kinematics, place_translation, translation_channels
 from .model import ROTATION_CHANNELS, SCALE_CHANNEL, Clip, Skeleton, encode_joint, rotation_order
 from .naming import map_skeleton
+from .retarget import retarget
 from .rotations import FloatArray
 from .timewarp import time_warp
 from .timing import first_frame_angles
@@ -336,11 +337,6 @@ def _onto(a: Clip, b: Clip) -> Clip:
     """``b`` on ``a``'s skeleton: itself when the joints agree, else retargeted."""
     if a.skeleton.names == b.skeleton.names and a.skeleton.parents == b.skeleton.parents:
         return b
-    try:
-        from .retarget import retarget
-    except ImportError:
-        raise ValueError("the clips are on different skeletons and retargeting (core.retarget) "
-                         "is not available") from None
     try:
         return retarget(b, a)
     except ValueError as error:

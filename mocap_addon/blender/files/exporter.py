@@ -36,9 +36,11 @@ def armature_action(obj: bpy.types.Object) -> bpy.types.Action | None:
     return animation.action if animation else None
 
 
-def frame_range(obj: bpy.types.Object, settings: ExportSettings) -> np.ndarray:
-    """Frames to export: the settings' range, else the action's, else the scene's current frame."""
-    action = armature_action(obj)
+def frame_range(obj: bpy.types.Object, settings: ExportSettings,
+                action: bpy.types.Action | None = None) -> np.ndarray:
+    """Frames to export: the settings' range, else the action's (the armature's own unless given), else the
+    scene's current frame."""
+    action = action or armature_action(obj)
     if action is not None:
         first, last = (round(v) for v in action.frame_range)
     else:
@@ -64,8 +66,8 @@ def skeleton_from_bones(obj: bpy.types.Object, settings: ExportSettings, scale: 
                     position_replaces_offset=np.array([p < 0 for p in parents]))
 
 
-def export_clip(obj: bpy.types.Object, settings: ExportSettings) -> Clip:
-    """The armature's animation as a clip, in the file's axes and units."""
+def export_clip(obj: bpy.types.Object, settings: ExportSettings, action: bpy.types.Action | None = None) -> Clip:
+    """The armature's animation (its own action unless one is given) as a clip, in the file's axes and units."""
     stored = obj.data.get(PROPERTY)
     record: dict = {}
     if stored is not None:
@@ -83,8 +85,8 @@ def export_clip(obj: bpy.types.Object, settings: ExportSettings) -> Clip:
         renamed = dict(zip(skeleton.names, names))
         skeleton = replace(skeleton, names=names)
         metadata = _renamed(metadata, renamed)
-    frames = frame_range(obj, settings)
-    action = armature_action(obj)
+    frames = frame_range(obj, settings, action)
+    action = action or armature_action(obj)
     if action is None:
         raise ValueError(f"{obj.name} has no action to export")
     orientations, heads = rest_matrices(obj, skeleton.names)
