@@ -61,6 +61,43 @@ def test_a_mask_preset_keeps_the_other_joints_of_a(clips):
     assert np.abs(mixed[:, hands] - a[:, hands]).max() > 100 * tolerance(a)
 
 
+def test_mask_presets_follow_the_stored_bone_mapping(clips):
+    """Swap the arms in A's stored mapping by hand: the left-arm mask then blends the right arm."""
+    from mocap_addon.blender.tools.mapping import armature_mapping, store_mapping
+
+    bpy = clips
+    armature = bpy.data.objects[A]
+    mapping = armature_mapping(armature)
+    arm = {"clavicle", "upper_arm", "lower_arm", "hand"}
+
+    def other_side(canonical):
+        base, side = canonical.rsplit("_", 1)
+        return f"{base}_{'r' if side == 'l' else 'l'}" if base in arm else canonical
+
+    swap = {name: canonical and other_side(canonical) for name, canonical in mapping.items()}
+    assert swap["Hand_L"] == "hand_r"
+    store_mapping(armature, swap, {})
+    assert bpy.ops.mocap.blend(clip_a=A, clip_b=B, mix=1.0, mask="LEFT_ARM") == {"FINISHED"}
+    names = [b.name for b in armature.pose.bones]
+    left, right = names.index("Hand_L"), names.index("Hand_R")
+    a, mixed = heads(bpy, A), heads(bpy, RESULT)
+    assert np.abs(mixed[:, left] - a[:, left]).max() <= tolerance(a)
+    assert np.abs(mixed[:, right] - a[:, right]).max() > 100 * tolerance(a)
+
+
+def test_clips_on_two_skeletons_blend(clips):
+    """B from another skeleton (a CMU take) is retargeted onto A's through the stored mappings."""
+    bpy = clips
+    cmu = CORPUS / "bvh" / "fm_pfnn_hierarchy.bvh"
+    assert bpy.ops.import_anim.mocap_bvh(filepath=str(cmu)) == {"FINISHED"}
+    assert bpy.ops.mocap.blend(clip_a=A, clip_b=cmu.stem, mix=0.0) == {"FINISHED"}
+    a = heads(bpy, A)
+    assert np.abs(heads(bpy, RESULT) - a).max() <= tolerance(a)
+    assert bpy.ops.mocap.blend(clip_a=A, clip_b=cmu.stem, mix=0.5, root="HEADING") == {"FINISHED"}
+    mixed = heads(bpy, RESULT)
+    assert np.all(np.isfinite(mixed)) and np.abs(mixed - a).max() > 100 * tolerance(a)
+
+
 def test_a_keyed_mix_profile_is_honoured(clips):
     from mocap_addon.blender.motion import armature_clip
     from mocap_addon.blender.tools.blend import clip_to_world

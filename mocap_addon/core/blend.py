@@ -333,12 +333,14 @@ class _Pairing:
         return position
 
 
-def _onto(a: Clip, b: Clip) -> Clip:
-    """``b`` on ``a``'s skeleton: itself when the joints agree, else retargeted."""
+def onto(a: Clip, b: Clip, *, mapping: Mapping[str, str | None] | None = None,
+         target_mapping: Mapping[str, str | None] | None = None) -> Clip:
+    """``b`` on ``a``'s skeleton: ``b`` itself when their joints agree, else retargeted onto ``a``
+    (:func:`.retarget.retarget`, with these bone mappings when given).  :func:`blend` does this first."""
     if a.skeleton.names == b.skeleton.names and a.skeleton.parents == b.skeleton.parents:
         return b
     try:
-        return retarget(b, a)
+        return retarget(b, a, mapping=mapping, target_mapping=target_mapping)
     except ValueError as error:
         raise ValueError(f"b's skeleton cannot be retargeted onto a's: {error}") from error
 
@@ -384,7 +386,7 @@ def _pair(a: Clip, b: Clip, offset: float = 0, align: str = "none", root: str = 
         raise ValueError("blending needs at least one frame in each clip")
     if not np.isfinite(offset):
         raise ValueError(f"offset must be a finite number of frames, not {offset}")
-    b = _onto(a, b)
+    b = onto(a, b)
     weights = mask_weights(a.skeleton, mask)
     root_joint = _body_root(a)
     parent = a.skeleton.parents[root_joint]

@@ -119,19 +119,36 @@ def _first_frame(obj: bpy.types.Object) -> int:
     return round(obj.animation_data.action.frame_range[0])
 
 
-def _core_options(settings: Any) -> dict[str, Any]:
-    return {"offset": settings.offset, "align": settings.align.lower(), "root": settings.root.lower(),
-            "mask": None if settings.mask == "NONE" else settings.mask.lower()}
+@dataclass
+class _Prepared:
+    """What the core needs for a blend: A's clip, B's on A's skeleton, and the keyword options."""
+
+    a: Clip
+    b: Clip
+    options: dict[str, Any]
 
 
-def _clips(settings: Any) -> tuple[Clip, Clip]:
+def _prepare(settings: Any) -> _Prepared:
+    """Read A and B; B goes onto A's skeleton and a mask preset onto A's joints through the
+    armatures' stored bone mappings (hand edits included)."""
+    from ...core.blend import mask_presets, onto, preset_weights
     from ..motion import armature_clip
+    from .mapping import armature_mapping
 
-    return armature_clip(settings.clip_a), armature_clip(settings.clip_b)
+    clip_a, clip_b = armature_clip(settings.clip_a), armature_clip(settings.clip_b)
+    mapping_a = armature_mapping(settings.clip_a)
+    clip_b = onto(clip_a, clip_b, mapping=armature_mapping(settings.clip_b), target_mapping=mapping_a)
+    mask = None
+    if settings.mask != "NONE":
+        joints = mask_presets()[settings.mask.lower()]["joints"]
+        mask = dict(zip(clip_a.skeleton.names, preset_weights(clip_a.skeleton, mapping_a, joints)))
+    options = {"offset": settings.offset, "align": settings.align.lower(), "root": settings.root.lower(),
+               "mask": mask}
+    return _Prepared(clip_a, clip_b, options)
 
 
 def bake(context: bpy.types.Context, settings: Any, result: bpy.types.Object | None,
-         clips: tuple[Clip, Clip] | None = None) -> bpy.types.Object:
+         prepared: _Prepared | None = None) -> bpy.types.Object:
     """Blend ``settings``' clips (read from A and B unless given) onto ``result`` (made as a copy of
     A's rig when ``None``) and record ``settings`` on it; returns it.
 
@@ -140,10 +157,10 @@ def bake(context: bpy.types.Context, settings: Any, result: bpy.types.Object | N
     from ...core.blend import blend
     from ..motion import write_clip
 
-    clip_a, clip_b = _clips(settings) if clips is None else clips
+    prepared = _prepare(settings) if prepared is None else prepared
     first = _first_frame(settings.clip_a)
-    frames = first + np.arange(clip_a.frame_count, dtype=np.float64)
-    mixed = blend(clip_a, clip_b, _mix_profile(result, frames, settings.mix), **_core_options(settings))
+    frames = first + np.arange(prepared.a.frame_count, dtype=np.float64)
+    mixed = blend(prepared.a, prepared.b, _mix_profile(result, frames, settings.mix), **prepared.options)
     old = result.animation_data.action if result is not None and result.animation_data else None
     try:
         with nothing_left_behind():
@@ -284,8 +301,8 @@ class MOCAP_OT_envelope(_OnBlendResult, bpy.types.Operator):
         mixes = np.linspace(0.0, 1.0, self.count)
         try:
             bone = _bone_of(result, self.bone)
-            clip_a, clip_b = _clips(settings)
-            paths = envelope(clip_a, clip_b, bone, mixes, **_core_options(settings))
+            prepared = _prepare(settings)
+            paths = envelope(prepared.a, prepared.b, bone, mixes, **prepared.options)
             with _no_curves_left_behind():
                 collection = _envelope_collection(context, f"{result.name}_envelope")
                 world = clip_to_world(result)
@@ -345,16 +362,16 @@ class MOCAP_OT_solve_mix(_OnBlendResult, bpy.types.Operator):
         try:
             bone = _bone_of(result, self.bone)
             goal = self._goal(context)
-            clips = _clips(settings)
+            prepared = _prepare(settings)
             index = frame - _first_frame(settings.clip_a)
-            if not 0 <= index < clips[0].frame_count:
+            if not 0 <= index < prepared.a.frame_count:
                 raise ValueError(f"frame {frame} is outside A's frames")
             world = clip_to_world(result)
             target = np.linalg.solve(world, np.append(goal, 1.0))[:3]
-            mix, distance = solve_mix(*clips, bone, index, target, **_core_options(settings))
+            mix, distance = solve_mix(prepared.a, prepared.b, bone, index, target, **prepared.options)
             undo = _key_mix(result.data, frame, mix)
             try:
-                bake(context, settings, result, clips)
+                bake(context, settings, result, prepared)
             except BaseException:
                 undo()
                 raise
