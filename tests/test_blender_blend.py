@@ -71,7 +71,7 @@ def test_mask_presets_follow_the_stored_bone_mapping(clips):
     arm = {"clavicle", "upper_arm", "lower_arm", "hand"}
 
     def other_side(canonical):
-        base, side = canonical.rsplit("_", 1)
+        base, _, side = canonical.rpartition("_")
         return f"{base}_{'r' if side == 'l' else 'l'}" if base in arm else canonical
 
     swap = {name: canonical and other_side(canonical) for name, canonical in mapping.items()}
