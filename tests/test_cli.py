@@ -6,9 +6,10 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from mocap_addon.core import load, world_positions
-from tests.conftest import REPO, SAMPLES
+from tests.conftest import CORPUS, REPO, SAMPLES
 
 SAMPLE = SAMPLES / "walk_turn.bvh"
 
@@ -46,3 +47,24 @@ def test_bad_file_gives_one_line_and_exit_code(tmp_path):
     assert missing.returncode == 1 and "nope.bvh" in missing.stderr
     unknown = run("convert", str(SAMPLE), str(tmp_path / "x.fbx"))
     assert unknown.returncode == 1 and "cannot write .fbx" in unknown.stderr
+
+
+def test_convert_labels_units_truthfully(tmp_path):
+    # BVH states no unit: the output says so, and --unit names it for formats that can state one.
+    result = run("convert", str(SAMPLE), str(tmp_path / "walk.htr"))
+    assert "unit: no unit known: HTR written without CalibrationUnits" in result.stdout
+    assert "CalibrationUnits" not in (tmp_path / "walk.htr").read_text()
+    result = run("convert", str(SAMPLE), str(tmp_path / "walk.htr"), "--unit", "cm")
+    assert result.returncode == 0, result.stderr
+    assert "CalibrationUnits cm" in (tmp_path / "walk.htr").read_text()
+    assert load(tmp_path / "walk.htr").unit_in_metres == 0.01
+    result = run("convert", str(tmp_path / "walk.htr"), str(tmp_path / "back.bvh"))
+    assert "unit: BVH states no unit: lengths written in the clip's unit, cm" in result.stdout
+    amc = CORPUS / "asf_amc" / "fm_01_01.amc"
+    if amc.is_file():
+        # CMU units (1/0.45 inch) have no HTR name: the values are converted to mm.
+        result = run("convert", str(amc), str(tmp_path / "cmu.htr"))
+        assert "HTR lengths converted to mm from the clip's unit (0.0564444 m)" in result.stdout
+        source, written = load(amc), load(tmp_path / "cmu.htr")
+        height = np.ptp(world_positions(source)[0, :, 1]) * source.unit_in_metres
+        assert np.ptp(world_positions(written)[0, :, 1]) * written.unit_in_metres == pytest.approx(height, rel=1e-6)

@@ -38,7 +38,7 @@ class _KeyWriter:
 
 
 def euler_mode(order: str) -> str:
-    """Blender's rotation_mode for a joint whose channels list ``order`` (falls back to XYZ)."""
+    """Blender's rotation_mode for rotations composed in ``order`` (ours; missing axes follow, none: XYZ)."""
     full = order + "".join(a for a in "XYZ" if a not in order) if order else "ZYX"
     return rotations.blender_order(full)
 
@@ -51,7 +51,9 @@ def write_action(obj: bpy.types.Object, name: str, names: list[str], frames: np.
     ``poses`` yields, bone by bone, the ``matrix_basis`` rotations ``(F, 3, 3)``,
     locations ``(F, 3)`` and uniform scales ``(F,)`` (``None`` when constant 1).
     ``rotation_mode``: ``"QUATERNION"``, ``"EULER"`` (each joint's own order) or
-    ``"KEEP"`` (each bone's current rotation mode, axis-angle included).
+    ``"KEEP"`` (each bone's current rotation mode, axis-angle included).  Euler
+    rotations are composed in the bone's ``orders`` entry (ours, on the bone's
+    axes) or its kept mode, continuous over time and starting nearest zero.
     """
     action = bpy.data.actions.new(name)
     writer = _KeyWriter(Channels(action, obj), frames)
@@ -68,7 +70,7 @@ def write_action(obj: bpy.types.Object, name: str, names: list[str], frames: np.
             mode = euler_mode(orders[joint]) if mode == "EULER" else mode
             pose_bone.rotation_mode = mode
             ours = mode[::-1]
-            angles = rotations.euler_continuity(rotations.matrix_to_euler(matrices, ours))
+            angles = rotations.euler_continuity(rotations.matrix_to_euler(matrices, ours), np.zeros(3))
             values = angles[:, [ours.index(axis) for axis in "XYZ"]]
             prop = "rotation_euler"
         for index in range(values.shape[1]):
@@ -110,6 +112,12 @@ def sample_fcurve(fcurve: bpy.types.FCurve, frames: np.ndarray) -> np.ndarray:
 def curves_by_path(obj: bpy.types.Object, action: bpy.types.Action) -> dict[tuple[str, int], bpy.types.FCurve]:
     """The F-curves ``obj`` reads from ``action``, by (data path, index)."""
     return {(fc.data_path, fc.array_index): fc for fc in Channels(action, obj, create=False).all()}
+
+
+def has_keys(curves: dict[tuple[str, int], bpy.types.FCurve], bone_name: str, prop: str) -> bool:
+    """Whether any F-curve in ``curves`` animates ``prop`` (e.g. ``"location"``) of the named pose bone."""
+    path = _bone_path(bone_name, prop)
+    return any((path, index) in curves for index in range(4))
 
 
 def read_bone(pose_bone: bpy.types.PoseBone, curves: dict[tuple[str, int], bpy.types.FCurve],

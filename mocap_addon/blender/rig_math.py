@@ -16,6 +16,7 @@ matrix.  The pose is unchanged whatever rest frame is chosen.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +24,7 @@ import numpy as np
 from ..core import Clip, Skeleton
 from ..core.bones import aligned_frames, choose_tails
 from ..core.kinematics import joint_transform, rest_pose
-from ..core.rotations import FloatArray
+from ..core.rotations import AXES, FloatArray
 
 
 @dataclass
@@ -113,3 +114,19 @@ def bone_to_joint(frames: BoneFrames, joint: int, rotation: FloatArray, location
     local_rotation = left @ rotation @ np.linalg.inv(frames.to_bone[joint])
     offset = location @ np.linalg.inv(frames.rest_inverse[joint]).T + frames.rest_offset[joint]
     return local_rotation, offset @ np.linalg.inv(frames.from_parent[joint]).T / scale
+
+
+def bone_euler_order(order: str, to_bone: FloatArray) -> str:
+    """A joint's rotation order (ours, on the joint's axes) on the matching axes of its bone.
+
+    A bone's basis rotation is ``N^T @ R @ N`` for the joint's frame rotation ``R``
+    (``N``: :attr:`BoneFrames.to_bone`).  Where ``N`` relabels axes (bones along a
+    joint axis, as in a T-pose), composing the same axes in the same sequence gives
+    the file's own angles, up to sign: Euler curves then read like the file's
+    channels and meet gimbal lock only where the file does (the file's order on the
+    bone's own axes can sit at it for a whole take, and its curves drift by whole
+    turns).  Each bone axis is matched to the joint axis it runs nearest.
+    """
+    full = order + "".join(a for a in AXES if a not in order)
+    match = max(itertools.permutations(range(3)), key=lambda p: sum(abs(to_bone[p[b], b]) for b in range(3)))
+    return "".join(AXES[match.index(AXES.index(axis))] for axis in full)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from .errors import MocapFormatError
 from .formats import format_of, load, save
 from .model import Clip, rotation_order
+from .units import UNITS_IN_METRES, unit_note
 
 
 def describe(clip: Clip, path: str) -> str:
@@ -47,6 +48,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     convert.add_argument("input")
     convert.add_argument("output")
     convert.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
+    convert.add_argument("--unit", choices=("mm", "cm", "m", "in", "ft"),
+                         help="length of one input unit, for files that state none (BVH) or state it wrongly")
     mapping = commands.add_parser("map", help="print each joint's canonical joint and the rule that chose it")
     mapping.add_argument("file")
     mapping.add_argument("--preset", help="a built-in convention (e.g. mixamo, rigify) or a preset JSON file")
@@ -88,8 +91,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"{result.frame_count} frames")
         else:
             clip = load(args.input)
+            if args.unit:
+                clip.unit_in_metres = UNITS_IN_METRES[args.unit]
             save(clip, args.output, precision=args.precision)
             print(f"{args.input} -> {args.output}: {clip.skeleton.joint_count} joints, {clip.frame_count} frames")
+            note = unit_note(clip, format_of(args.output))
+            if note:
+                print(f"unit: {note}")
     except (MocapFormatError, OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

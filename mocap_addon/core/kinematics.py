@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .model import ROTATION_CHANNELS, Clip, Skeleton, encode_motion, rotation_order
-from .rotations import FloatArray
+from .rotations import FloatArray, listed_within
 
 
 @dataclass
@@ -227,17 +227,19 @@ def conform(clip: Clip, layouts: list[tuple[str, ...]] | None = None,
 def _keep_raw_angles(source: Clip, target: Clip) -> None:
     """Copy rotation channels unchanged where a joint's rotation did not change form.
 
-    That is, where the joint had no rest rotation and keeps its rotation order:
-    the file's own angles (past ±180° included) then survive a re-layout.
+    That is, where the joint had no rest rotation and its new order lists its old
+    axes in the same sequence (axes it gains are zero): the file's own angles
+    (past ±180° included) then survive a re-layout.
     """
     old, new = source.skeleton, target.skeleton
     old_starts, new_starts = old.channel_starts(), new.channel_starts()
     rest_is_identity = np.all(np.abs(old.rest_rotations - np.eye(3)) <= 1e-12, axis=(1, 2))
     for joint in np.flatnonzero(rest_is_identity):
         old_layout, new_layout = old.channels[joint], new.channels[joint]
-        if rotation_order(old_layout) != rotation_order(new_layout):
+        if not listed_within(rotation_order(old_layout), rotation_order(new_layout)):
             continue
         for channel in ROTATION_CHANNELS:
-            if channel in old_layout:
-                target.motion[:, new_starts[joint] + new_layout.index(channel)] = \
-                    source.motion[:, old_starts[joint] + old_layout.index(channel)]
+            if channel in new_layout:
+                column = new_starts[joint] + new_layout.index(channel)
+                target.motion[:, column] = (source.motion[:, old_starts[joint] + old_layout.index(channel)]
+                                            if channel in old_layout else 0.0)

@@ -17,6 +17,7 @@ so a clip written back in its own format reproduces the file.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -153,6 +154,16 @@ class Clip:
     @property
     def fps(self) -> float:
         return 1.0 / self.frame_time
+
+    def take_starts(self) -> list[int]:
+        """The first frame (index from 0) of each take the file held, from ``metadata["takes"]``
+        (HTR block sets numbered afresh); ``[0]`` for a clip that is one take."""
+        starts = self.metadata.get("takes") or []
+        return sorted({0, *(int(t) for t in starts if 0 < int(t) < self.frame_count)})
+
+    def take_ranges(self) -> list[tuple[int, int]]:
+        """Each take's first frame and the frame after its last (indices from 0)."""
+        return list(itertools.pairwise([*self.take_starts(), self.frame_count]))
 
     def channel_values(self, joint: int, channel: str) -> FloatArray | None:
         """The column of one joint's channel, or ``None`` if the joint lacks it."""

@@ -159,7 +159,7 @@ class MocapImportBase(ImportHelper):
                         forward, up = file_axes(forward, up, clip.up_axis)
                     settings = ImportSettings(conversion_matrix(forward, up), self.scale, self.unit,
                                               self.frame_start, self.fps_mode, self.update_scene_range,
-                                              self.rotation_mode)
+                                              self.rotation_mode, bool(values.get("split_takes", False)))
                     name = os.path.splitext(os.path.basename(path))[0]
                     result = import_clip(context, clip, name, settings, partial(_progress, window_manager, number))
                 except (MocapFormatError, OSError, ValueError) as error:
@@ -204,13 +204,20 @@ class MocapExportBase(ExportHelper):
         name="Original Layout", default=True,
         description="For an armature this add-on imported: write its file's channels, rotation orders and header "
                     "(renamed bones under their new names); off: write the bones as they are now, as for any armature")
+    # Set by Blender when the operator runs as one of a collection's exporters (Collection > Exporters).
+    collection: StringProperty(name="Source Collection", default="", options={"HIDDEN"},
+                               description="Export this collection's armatures (and its children's), "
+                                           "not the active object")
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        if context.active_object is None or context.active_object.type != "ARMATURE":
-            cls.poll_message_set("Select the armature to export")
-            return False
-        return True
+        active = context.active_object
+        collection = getattr(context, "collection", None)
+        if (active is not None and active.type == "ARMATURE") or (
+                collection is not None and any(o.type == "ARMATURE" for o in collection.all_objects)):
+            return True
+        cls.poll_message_set("Select the armature to export")
+        return False
 
     def save_options(self) -> dict:
         """Keyword arguments for ``core.save``; formats with more options extend them."""
@@ -229,27 +236,55 @@ class MocapExportBase(ExportHelper):
                              f"{self.filename_ext} files, not {extension}")
         return self.filepath + self.filename_ext
 
+    def targets(self, context: bpy.types.Context, path: str) -> list[tuple[bpy.types.Object, str]]:
+        """The armatures to write, with their files: the source collection's (one file each, named
+        after the armature when there are several), else the active armature, to ``path``."""
+        if not self.collection:
+            active = context.active_object
+            return [(active, path)] if active is not None and active.type == "ARMATURE" else []
+        source = bpy.data.collections.get(self.collection)
+        armatures = sorted((o for o in source.all_objects if o.type == "ARMATURE"), key=lambda o: o.name) \
+            if source is not None else []
+        if len(armatures) == 1:
+            return [(armatures[0], path)]
+        stem, extension = os.path.splitext(path)
+        return [(obj, f"{stem}_{bpy.path.clean_name(obj.name)}{extension}") for obj in armatures]
+
     def execute(self, context: bpy.types.Context) -> set[str]:
         from ...core import save
+        from ...core.units import unit_note
         from .exporter import ExportSettings, export_clip
 
-        started = time.perf_counter()
         scene = context.scene
         settings = ExportSettings(conversion_matrix(self.axis_forward, self.axis_up), self.scale, self.unit,
                                   None if self.use_action_range else scene.frame_start,
                                   None if self.use_action_range else scene.frame_end, self.rotation_order,
                                   self.use_import_layout)
-        obj = context.active_object
         try:
-            target = self.target_path()
-            clip = export_clip(obj, settings)
-            save(clip, target, **self.save_options())
-        except (OSError, ValueError) as error:
+            targets = self.targets(context, self.target_path())
+        except ValueError as error:
             self.report({"ERROR"}, f"{self.format_label} export failed: {reason(error)}")
             return {"CANCELLED"}
-        self.report({"INFO"}, f"Exported {obj.name} to {target}: {clip.skeleton.joint_count} joints, "
-                              f"{clip.frame_count} frames in {time.perf_counter() - started:.2f} s")
-        return {"FINISHED"}
+        if not targets:
+            where = f"collection {self.collection!r} has" if self.collection else "there is"
+            self.report({"ERROR"}, f"{self.format_label} export failed: {where} no armature to export")
+            return {"CANCELLED"}
+        written = 0
+        for obj, target in targets:
+            started = time.perf_counter()
+            try:
+                clip = export_clip(obj, settings)
+                save(clip, target, **self.save_options())
+            except (OSError, ValueError) as error:
+                which = f" ({obj.name})" if len(targets) > 1 else ""
+                self.report({"ERROR"}, f"{self.format_label} export failed{which}: {reason(error)}")
+                continue
+            written += 1
+            note = unit_note(clip, self.filename_ext)
+            self.report({"INFO"}, f"Exported {obj.name} to {target}: {clip.skeleton.joint_count} joints, "
+                                  f"{clip.frame_count} frames in {time.perf_counter() - started:.2f} s"
+                                  + (f"; {note}" if note else ""))
+        return {"FINISHED"} if written else {"CANCELLED"}
 
 
 def file_handler(importer: type[MocapImportBase], exporter: type[MocapExportBase]) -> type:

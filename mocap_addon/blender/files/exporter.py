@@ -11,7 +11,8 @@ import numpy as np
 from ...core import Clip, Skeleton
 from ...core.kinematics import rest_pose
 from ...core.model import encode_joint
-from ..animation import curves_by_path, read_bone
+from ...core.units import scale_lengths
+from ..animation import curves_by_path, has_keys, read_bone
 from ..armature import rest_matrices
 from ..rig_math import BoneFrames, RestRig, bone_to_joint
 from ..storage import PROPERTY, skeleton_from_json
@@ -50,8 +51,10 @@ def frame_range(obj: bpy.types.Object, settings: ExportSettings,
     return np.arange(first, max(first, last) + 1, dtype=np.float64)
 
 
-def skeleton_from_bones(obj: bpy.types.Object, settings: ExportSettings, scale: float) -> Skeleton:
-    """A BVH-style skeleton for any armature: 6 channels on roots, 3 rotations elsewhere."""
+def skeleton_from_bones(obj: bpy.types.Object, settings: ExportSettings, scale: float,
+                        curves: dict[tuple[str, int], bpy.types.FCurve] | None = None) -> Skeleton:
+    """A BVH-style skeleton for any armature: three rotations per bone in the chosen order, and
+    position channels (replacing the offset) on roots and on every bone with location keys in ``curves``."""
     bones = sorted(obj.data.bones, key=lambda b: len(b.parent_recursive))
     names = [b.name for b in bones]
     back = settings.conversion.T / scale
@@ -59,11 +62,12 @@ def skeleton_from_bones(obj: bpy.types.Object, settings: ExportSettings, scale: 
     parents = [names.index(b.parent.name) if b.parent else -1 for b in bones]
     offsets = np.array([(heads[j] - (heads[p] if p >= 0 else 0.0)) @ back.T for j, p in enumerate(parents)])
     rotation = tuple(f"r{axis.lower()}" for axis in settings.rotation_order)
-    channels = [(("tx", "ty", "tz") if p < 0 else ()) + rotation for p in parents]
+    moves = np.array([p < 0 or has_keys(curves or {}, name, "location") for name, p in zip(names, parents)])
+    channels = [(("tx", "ty", "tz") if move else ()) + rotation for move in moves]
     end_sites = [(np.array(b.tail_local) - np.array(b.head_local)) @ back.T if not b.children else np.zeros((0, 3))
                  for b in bones]
     return Skeleton(names, parents, offsets, channels, [np.reshape(e, (-1, 3)) for e in end_sites],
-                    position_replaces_offset=np.array([p < 0 for p in parents]))
+                    position_replaces_offset=moves)
 
 
 def export_clip(obj: bpy.types.Object, settings: ExportSettings, action: bpy.types.Action | None = None) -> Clip:
@@ -75,38 +79,56 @@ def export_clip(obj: bpy.types.Object, settings: ExportSettings, action: bpy.typ
         import_scale = float(record["scale"])
     else:
         import_scale = 1.0
+    # Blender lengths per written unit; an imported skeleton is first posed in its own file units.
     scale = settings.scale * (import_scale if settings.unit == "AUTO" else UNIT_PRESETS[settings.unit])
+    action = action or armature_action(obj)
+    if action is None:
+        raise ValueError(f"{obj.name} has no action to export")
+    curves = curves_by_path(obj, action)
     metadata = dict(record.get("metadata", {}))
-    if stored is None or not settings.use_import_layout:
-        skeleton = skeleton_from_bones(obj, settings, scale)
+    from_record = stored is not None and settings.use_import_layout
+    if not from_record:
+        skeleton = skeleton_from_bones(obj, settings, scale, curves)
         metadata = {}
     else:
         names = joint_bones(obj, skeleton)
         renamed = dict(zip(skeleton.names, names))
         skeleton = replace(skeleton, names=names)
         metadata = _renamed(metadata, renamed)
+    native = import_scale if from_record else scale  # the skeleton's own lengths per Blender length
     frames = frame_range(obj, settings, action)
-    action = action or armature_action(obj)
-    if action is None:
-        raise ValueError(f"{obj.name} has no action to export")
     orientations, heads = rest_matrices(obj, skeleton.names)
     rest_rotations, _ = rest_pose(skeleton)
     rig = RestRig(heads, heads, orientations, settings.conversion @ rest_rotations)
     bone_frames = BoneFrames.of(skeleton.parents, rig, settings.conversion)
-    curves = curves_by_path(obj, action)
     starts = skeleton.channel_starts()
     motion = np.zeros((len(frames), int(starts[-1])))
     for joint, name in enumerate(skeleton.names):
         rotation, location, local_scale = read_bone(obj.pose.bones[name], curves, frames)
-        local_rotation, local_translation = bone_to_joint(bone_frames, joint, rotation, location, scale)
+        local_rotation, local_translation = bone_to_joint(bone_frames, joint, rotation, location, native)
         frame_rotation, channel_translation = _channel_values(skeleton, joint, local_rotation, local_translation)
         motion[:, starts[joint]: starts[joint + 1]] = encode_joint(
             skeleton.channels[joint], frame_rotation, channel_translation, local_scale,
             skeleton.length_directions[joint])
     frame_time = float(action.get("mocap_frame_time", record.get("frame_time", 1.0 / scene_fps(bpy.context.scene))))
     metadata["warnings"] = []
-    return Clip(skeleton, motion, frame_time, start_frame=int(record.get("start_frame", 1)),
-                unit_in_metres=record.get("unit_in_metres"), up_axis=record.get("up_axis", "Y"), metadata=metadata)
+    # Takes are kept with the action they were imported into, as frames after its first key.
+    metadata.pop("takes", None)
+    first_key = round(action.frame_range[0])
+    if action.get("mocap_takes"):
+        metadata["takes"] = [int(t) + first_key - int(frames[0]) for t in action["mocap_takes"]]
+    clip = Clip(skeleton, motion, frame_time, start_frame=int(record.get("start_frame", 1)),
+                unit_in_metres=_file_unit(settings, stored is not None, record.get("unit_in_metres")),
+                up_axis=record.get("up_axis", "Y"), metadata=metadata)
+    return clip if native == scale else scale_lengths(clip, native / scale)
+
+
+def _file_unit(settings: ExportSettings, imported: bool, imported_unit: float | None) -> float | None:
+    """One written unit in metres: the chosen preset; else the unit the import read (values are
+    the file's again), else a metre (a rig made in Blender, whose units are metres)."""
+    if settings.unit != "AUTO":
+        return UNIT_PRESETS[settings.unit]
+    return imported_unit if imported else 1.0
 
 
 def joint_bones(obj: bpy.types.Object, skeleton: Skeleton) -> list[str]:
