@@ -184,22 +184,28 @@ def matrix_to_quaternion(matrices: ArrayLike) -> FloatArray:
 def euler_to_quaternion(angles: ArrayLike, order: str) -> FloatArray:
     """Unit quaternions for Euler ``angles`` (shape ``(..., len(order))``) in ``order``.
 
-    Composed from one half-angle quaternion per axis: elementwise work only,
-    much faster than chaining 3x3 matrix products.
+    Each axis's half-angle quaternion multiplies in from the right; it has one
+    vector component, so the product touches each component once and the
+    components start as constants (as in :func:`euler_to_matrix`).
     """
     order = check_order(order)
     a = np.asarray(angles, dtype=np.float64)
     if a.shape[-1] != len(order):
         raise ValueError(f"{len(order)} angles expected for order {order}, got {a.shape[-1]}")
-    result = np.zeros(a.shape[:-1] + (4,))
-    result[..., 0] = 1.0
+    w: FloatArray | float = 1.0
+    vector: list[FloatArray | float] = [0.0, 0.0, 0.0]
     for n, axis in enumerate(order):
-        half = 0.5 * a[..., n]
-        step = np.zeros_like(result)
-        step[..., 0] = np.cos(half)
-        step[..., 1 + AXES.index(axis)] = np.sin(half)
-        result = quaternion_multiply(result, step)
-    return result
+        half = 0.5 * np.ascontiguousarray(a[..., n])
+        c, s = np.cos(half), np.sin(half)
+        k = AXES.index(axis)
+        i, j = (k + 1) % 3, (k + 2) % 3
+        # (w, v) * (c, s e_k) = (w c - s v_k, c v + s w e_k + s v x e_k), with v x e_k = v_j e_i - v_i e_j
+        w, vector[k], vector[i], vector[j] = (_mix(w, c, vector[k], -s), _mix(vector[k], c, w, s),
+                                              _mix(vector[i], c, vector[j], s), _mix(vector[j], c, vector[i], -s))
+    out = np.empty(a.shape[:-1] + (4,))
+    for index, value in enumerate([w, *vector]):
+        out[..., index] = value
+    return out
 
 
 def quaternion_to_euler(quaternions: ArrayLike, order: str) -> FloatArray:
