@@ -109,7 +109,7 @@ def _axis_angle(quaternions: np.ndarray) -> np.ndarray:
     return np.column_stack([2.0 * np.arctan2(length, quaternions[:, 0]), axis])
 
 
-def _sample(fcurve: bpy.types.FCurve, frames: np.ndarray) -> np.ndarray:
+def sample_fcurve(fcurve: bpy.types.FCurve, frames: np.ndarray) -> np.ndarray:
     """``fcurve`` at ``frames``: from the keys directly where possible, else Blender's evaluation."""
     keys = fcurve.keyframe_points
     count = len(keys)
@@ -147,8 +147,8 @@ def read_bone(pose_bone: bpy.types.PoseBone, curves: dict[tuple[str, int], bpy.t
     def channel(prop: str, size: int, current: object) -> np.ndarray:
         path = _bone_path(name, prop)
         fallback = np.array(current, dtype=np.float64)
-        return np.stack([_sample(curves[(path, i)], frames) if (path, i) in curves else np.full(count, fallback[i])
-                         for i in range(size)], axis=-1)
+        return np.stack([sample_fcurve(curves[(path, i)], frames) if (path, i) in curves
+                         else np.full(count, fallback[i]) for i in range(size)], axis=-1)
 
     mode = pose_bone.rotation_mode
     if mode == "QUATERNION":

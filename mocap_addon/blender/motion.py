@@ -17,12 +17,12 @@ import numpy as np
 
 from ..core import Clip, Skeleton
 from ..core.kinematics import rest_pose
-from ..core.model import SCALE_CHANNEL, TRANSLATION_CHANNELS, rotation_order
+from ..core.model import SCALE_CHANNEL, TRANSLATION_CHANNELS
 from .animation import write_action
 from .armature import rest_matrices
 from .files.base import conversion_matrix
 from .files.exporter import ExportSettings, export_clip, frame_range, joint_bones, skeleton_from_bones
-from .rig_math import BoneFrames, RestRig, bone_euler_order, joint_basis
+from .rig_math import BoneFrames, RestRig, joint_basis
 from .storage import PROPERTY, skeleton_from_json
 
 DEFAULT_AXES = ("-Z", "Y")  # the exporters' default forward and up
@@ -91,8 +91,7 @@ def write_clip(obj: bpy.types.Object, clip: Clip, *, name: str, rotation_mode: s
     first = clip.start_frame if frame_start is None else frame_start
     keys = first + np.arange(clip.frame_count, dtype=np.float64)
     moves = [any(c in TRANSLATION_CHANNELS or c == "l" for c in layout) for layout in skeleton.channels]
-    orders = [bone_euler_order(rotation_order(layout) or "ZYX", frames.to_bone[joint])
-              for joint, layout in enumerate(skeleton.channels)]
+    orders = frames.euler_orders(skeleton)
     action = write_action(obj, name, skeleton.names, keys, rotation_mode, orders, moves, poses)
     action["mocap_frame_time"] = clip.frame_time
     return action

@@ -24,6 +24,7 @@ import numpy as np
 from ..core import Clip, Skeleton, rotations
 from ..core.bones import aligned_frames
 from ..core.kinematics import place_translation, rest_bones, rest_pose
+from ..core.model import rotation_order
 from ..core.rotations import AXES, FloatArray
 
 
@@ -92,6 +93,11 @@ class BoneFrames:
     def left(self) -> FloatArray:
         """``L^-1 @ U`` ``(J, 3, 3)``: what multiplies a joint's local rotation from the left."""
         return self.rest_inverse @ self.from_parent
+
+    def euler_orders(self, skeleton: Skeleton) -> list[str]:
+        """Each bone's Euler order (ours): its joint's channel order on the bone's axes (:func:`bone_euler_order`)."""
+        return [bone_euler_order(rotation_order(layout) or "ZYX", self.to_bone[joint])
+                for joint, layout in enumerate(skeleton.channels)]
 
 
 def joint_basis(clip: Clip, frames: BoneFrames, joint: int, scale: float) -> tuple[FloatArray, FloatArray]:

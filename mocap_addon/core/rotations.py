@@ -196,27 +196,27 @@ def matrix_to_quaternion(matrices: ArrayLike) -> FloatArray:
 def euler_to_quaternion(angles: ArrayLike, order: str) -> FloatArray:
     """Unit quaternions for Euler ``angles`` (shape ``(..., len(order))``) in ``order``.
 
-    One half-angle quaternion per axis multiplies in from the right; with the
-    four components kept as separate arrays (and the identity's zeros skipped)
-    the work is a few dozen contiguous elementwise operations.
+    Each axis's half-angle quaternion multiplies in from the right; it has one
+    vector component, so the product touches each component once and the
+    components start as constants (as in :func:`euler_to_matrix`).
     """
     order = check_order(order)
     a = np.asarray(angles, dtype=np.float64)
     if a.shape[-1] != len(order):
         raise ValueError(f"{len(order)} angles expected for order {order}, got {a.shape[-1]}")
-    q: list[FloatArray | float] = [1.0, 0.0, 0.0, 0.0]  # w, x, y, z
+    w: FloatArray | float = 1.0
+    vector: list[FloatArray | float] = [0.0, 0.0, 0.0]
     for n, axis in enumerate(order):
         half = 0.5 * np.ascontiguousarray(a[..., n])
         c, s = np.cos(half), np.sin(half)
-        i = AXES.index(axis) + 1
-        j, k = i % 3 + 1, (i + 1) % 3 + 1
-        # q * (c, s e_i): w' = w c - q_i s, q_i' = q_i c + w s, q_j' = q_j c + q_k s, q_k' = q_k c - q_j s
-        w, qi, qj, qk = q[0], q[i], q[j], q[k]
-        q[0], q[i] = _mix(w, c, qi, -s), _mix(qi, c, w, s)
-        q[j], q[k] = _mix(qj, c, qk, s), _mix(qk, c, qj, -s)
+        k = AXES.index(axis)
+        i, j = (k + 1) % 3, (k + 2) % 3
+        # (w, v) * (c, s e_k) = (w c - s v_k, c v + s w e_k + s v x e_k), with v x e_k = v_j e_i - v_i e_j
+        w, vector[k], vector[i], vector[j] = (_mix(w, c, vector[k], -s), _mix(vector[k], c, w, s),
+                                              _mix(vector[i], c, vector[j], s), _mix(vector[j], c, vector[i], -s))
     out = np.empty(a.shape[:-1] + (4,))
-    for component, value in enumerate(q):
-        out[..., component] = value
+    for index, value in enumerate([w, *vector]):
+        out[..., index] = value
     return out
 
 

@@ -34,7 +34,7 @@ def resample(clip: Clip, frame_time: float) -> Clip:
     scales = clip.local_scales()
     if scales is not None:
         scales = scales[before] + weight[:, None] * (scales[before + 1] - scales[before])
-    first_angles = _first_frame_angles(clip)
+    first_angles = first_frame_angles(clip)
     motion = encode_motion(clip.skeleton, rotations.quaternion_to_matrix(turned), moved, scales, first_angles)
     result = clip.copy()
     result.motion = motion
@@ -54,7 +54,7 @@ def split_takes(clip: Clip) -> list[Clip]:
     return out
 
 
-def _first_frame_angles(clip: Clip) -> np.ndarray:
+def first_frame_angles(clip: Clip) -> np.ndarray:
     """Each joint's first-frame angles in its own order (degrees, zero-padded to three)."""
     out = np.zeros((clip.skeleton.joint_count, 3))
     if clip.frame_count == 0:

@@ -11,13 +11,13 @@ import bpy
 import numpy as np
 
 from ...core import Clip
-from ...core.model import SCALE_CHANNEL, TRANSLATION_CHANNELS, rotation_order
+from ...core.model import SCALE_CHANNEL, TRANSLATION_CHANNELS
 from ...core.reduce import EulerKeys, reduce_keys
 from ...core.timing import resample, split_takes
 from ..animation import euler_mode, write_action
 from ..armature import build_armature, rest_matrices
 from ..compat import Channels, assign_action
-from ..rig_math import BoneFrames, RestRig, bone_euler_order, build_rest_rig, joint_basis
+from ..rig_math import BoneFrames, RestRig, build_rest_rig, joint_basis
 from ..storage import PROPERTY, skeleton_to_json
 from ..tools.mapping import detect_mapping
 
@@ -138,8 +138,7 @@ def import_clip(context: bpy.types.Context, clip: Clip, name: str, settings: Imp
         bone_frames = BoneFrames.of(skeleton.parents, rig, settings.conversion)
 
         moves = [any(c in TRANSLATION_CHANNELS or c == "l" for c in layout) for layout in skeleton.channels]
-        orders = [bone_euler_order(rotation_order(layout) or "ZYX", bone_frames.to_bone[joint])
-                  for joint, layout in enumerate(skeleton.channels)]
+        orders = bone_frames.euler_orders(skeleton)
         takes = clip.take_starts()
         parts = split_takes(clip) if settings.split_takes and len(takes) > 1 else [clip]
         done = np.cumsum([0] + [part.frame_count for part in parts]) / max(clip.frame_count, 1)
