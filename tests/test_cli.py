@@ -1,4 +1,4 @@
-"""``python -m mocap_addon.core``: info, convert and reduce."""
+"""``python -m mocap_addon.core``: info, convert, blend and reduce."""
 
 from __future__ import annotations
 
@@ -79,3 +79,27 @@ def test_convert_labels_units_truthfully(tmp_path):
         source, written = load(amc), load(tmp_path / "cmu.htr")
         height = np.ptp(world_positions(source)[0, :, 1]) * source.unit_in_metres
         assert np.ptp(world_positions(written)[0, :, 1]) * written.unit_in_metres == pytest.approx(height, rel=1e-6)
+
+
+def test_blend_writes_a_masked_blend_of_two_skeletons(tmp_path):
+    """The jog's waving right arm (another skeleton, Mixamo names) on the walk; every other joint is the walk's."""
+    target = tmp_path / "waving_walk.bvh"
+    result = run("blend", str(SAMPLE), str(SAMPLES / "jog_wave.bvh"), str(target), "--mix", "1",
+                 "--mask", "right_arm", "--precision", "8")
+    assert result.returncode == 0, result.stderr
+    assert "23 joints, 120 frames" in result.stdout
+    walk, waving = load(SAMPLE), load(target)
+    names = walk.skeleton.names
+    arm = [names.index(n) for n in ("RightShoulder", "RightArm", "RightForeArm", "RightHand")]
+    kept = [j for j in range(len(names)) if j not in arm[1:]]
+    before, after = world_positions(walk), world_positions(waving)
+    np.testing.assert_allclose(after[:, kept], before[:, kept], atol=1e-6)
+    head, hand = names.index("Head"), names.index("RightHand")
+    assert np.all(after[:, hand, 1] > after[:, head, 1]) and np.all(before[:, hand, 1] < before[:, head, 1])
+
+
+def test_blend_at_mix_zero_is_the_first_clip(tmp_path):
+    target = tmp_path / "same.bvh"
+    result = run("blend", str(SAMPLE), str(SAMPLES / "jog_wave.bvh"), str(target), "--mix", "0")
+    assert result.returncode == 0, result.stderr
+    np.testing.assert_allclose(world_positions(load(target)), world_positions(load(SAMPLE)), atol=1e-4)

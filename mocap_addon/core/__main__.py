@@ -1,5 +1,5 @@
 """Command line: ``python -m mocap_addon.core info FILE``, ``convert IN OUT``, ``map FILE``,
-``canonical IN OUT``, ``retarget IN --onto SKELETON_FILE OUT`` and ``reduce FILE``."""
+``canonical IN OUT``, ``retarget IN --onto SKELETON_FILE OUT``, ``blend A B OUT`` and ``reduce FILE``."""
 
 from __future__ import annotations
 
@@ -90,6 +90,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     onto.add_argument("--root", choices=("scale", "keep"), default="scale",
                       help="hips travel scaled by the leg-length ratio (default) or kept")
     onto.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
+    mixing = commands.add_parser("blend", help="the motion between clips A and B (on A's skeleton) as OUT")
+    mixing.add_argument("a")
+    mixing.add_argument("b", help="on A's skeleton or another (then retargeted onto A's first)")
+    mixing.add_argument("output")
+    mixing.add_argument("--mix", type=float, default=0.5, help="0 is A, 1 is B (default 0.5)")
+    mixing.add_argument("--offset", type=float, default=0, help="B's frame f + OFFSET pairs with A's frame f")
+    mixing.add_argument("--align", choices=("none", "scale", "dtw"), default="none",
+                        help="frame by frame (default), B stretched to A's length, or dynamic time warping")
+    mixing.add_argument("--root", choices=("blend", "a", "b", "heading"), default="blend",
+                        help="root path blended (default), A's, B's, or B's turned to start where A's does")
+    mixing.add_argument("--mask", help="only these joints take the mix: upper_body, lower_body, left_arm, "
+                                       "right_arm or spine_head")
+    mixing.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
     args = parser.parse_args(argv)
     try:
         if args.command == "info":
@@ -110,6 +123,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 result = retarget(clip, load(args.onto), root=args.root)
             save(result, args.output, precision=args.precision)
             print(f"{args.input} -> {args.output}: {result.skeleton.joint_count} joints, "
+                  f"{result.frame_count} frames")
+        elif args.command == "blend":
+            from .blend import blend
+
+            result = blend(load(args.a), load(args.b), args.mix, offset=args.offset, align=args.align,
+                           root=args.root, mask=args.mask)
+            save(result, args.output, precision=args.precision)
+            print(f"{args.a} + {args.b} ({args.mix:g}) -> {args.output}: {result.skeleton.joint_count} joints, "
                   f"{result.frame_count} frames")
         else:
             clip = load(args.input)
