@@ -2,11 +2,16 @@
 
 Each measurement runs in a fresh process (bpy imported, the add-ons enabled and,
 for export, the .blend with that tool's import opened before the clock starts);
-the best of ``--repeat`` runs is kept.  Memory
-growth is the peak resident size during the call minus the size before it,
-sampled every 2 ms.  Files are generated 31-joint BVH clips.  Not a test.
+the best of ``--repeat`` runs is kept, with its CPU time (this process's, a
+steadier measure than wall time on a busy machine).  Memory growth is the peak
+resident size during the call minus the size before it, sampled every 2 ms.  Files: generated
+31-joint BVH clips, and the real 120 fps captures from ``../shared/corpus``
+(CMU 01_01, Xia) with CMU 01_01 also repeated end to end to 50,000 frames.
+Ours is measured as it imports by default (quaternions), with Euler rotations, and with
+key reduction (Reduce Keys at the default tolerance; its export writes that reduced action).
+Not a test.
 
-    python scripts/bench_blender.py [--frames 1000 10000 50000] [--repeat 3]
+    python scripts/bench_blender.py [--frames 10000 50000] [--repeat 3] [--no-real]
 """
 
 from __future__ import annotations
@@ -18,13 +23,19 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench_core import generated_clip
 
-from mocap_addon.core import save
+from mocap_addon.core import Clip, load, save
+
+CORPUS = ROOT.parent / "shared" / "corpus"
+REAL = ["bvh/fm_cmu_01_01.bvh", "bvh/ganim_Xia_normal.bvh"]
+REPEATED = 50000  # frames of CMU 01_01 played end to end
 
 MEASURE = r"""
 import json, os, sys, threading, time
@@ -42,15 +53,16 @@ def resident():
         return int(f.read().split()[1]) * page
 
 def run_import():
-    if tool == "ours":
-        bpy.ops.import_anim.mocap_bvh(filepath=source)
-    else:
+    if tool == "theirs":
         bpy.ops.import_anim.bvh(filepath=source)
+    else:
+        bpy.ops.import_anim.mocap_bvh(filepath=source, reduce_keys=tool == "reduced",
+                                      rotation_mode="EULER" if tool == "euler" else "QUATERNION")
 
 if action == "prepare":
     run_import()
     bpy.ops.wm.save_as_mainfile(filepath=target)
-    print("RESULT", json.dumps({"seconds": 0.0, "growth": 0}), flush=True)
+    print("RESULT", json.dumps({"seconds": 0.0, "cpu": 0.0, "growth": 0}), flush=True)
     os._exit(0)
 if action == "export":
     bpy.ops.wm.open_mainfile(filepath=source)
@@ -58,10 +70,10 @@ if action == "export":
     bpy.context.view_layer.objects.active = obj
     first, last = (round(v) for v in obj.animation_data.action.frame_range)
     def call():
-        if tool == "ours":
-            bpy.ops.export_anim.mocap_bvh(filepath=target)
-        else:
+        if tool == "theirs":
             bpy.ops.export_anim.bvh(filepath=target, frame_start=first, frame_end=last)
+        else:
+            bpy.ops.export_anim.mocap_bvh(filepath=target)
 else:
     call = run_import
 peak = [resident()]
@@ -73,14 +85,17 @@ def sample():
         time.sleep(0.002)
 watcher = threading.Thread(target=sample, daemon=True)
 watcher.start()
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 call()
-seconds = time.perf_counter() - start
+seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
 done.set(); watcher.join()
 peak[0] = max(peak[0], resident())
-print("RESULT", json.dumps({"seconds": seconds, "growth": peak[0] - before}), flush=True)
+print("RESULT", json.dumps({"seconds": seconds, "cpu": cpu, "growth": peak[0] - before}), flush=True)
 os._exit(0)  # the bpy 4.5 wheel can hang tearing down at interpreter exit
 """
+
+TOOLS = ("theirs", "ours", "euler", "reduced")
+STEP = {"ours": "", "euler": ", Euler", "reduced": ", reduced"}
 
 
 def measure(tool: str, action: str, source: Path, target: Path, repeat: int) -> dict[str, float]:
@@ -94,27 +109,51 @@ def measure(tool: str, action: str, source: Path, target: Path, repeat: int) -> 
     return min(runs, key=lambda r: r["seconds"])
 
 
+def sources(folder: Path, frame_counts: list[int], real: bool) -> list[tuple[str, Path]]:
+    """(label, BVH file) for the generated clips and, if asked and present, the real captures."""
+    files = []
+    for frames in frame_counts:
+        path = folder / f"generated_{frames}.bvh"
+        save(generated_clip(frames), path)
+        files.append((f"generated {frames}", path))
+    if real and (CORPUS / REAL[0]).exists():
+        files += [(Path(name).stem, CORPUS / name) for name in REAL]
+        cmu = load(CORPUS / REAL[0])
+        copies = -(-REPEATED // cmu.frame_count)
+        repeated = Clip(cmu.skeleton, np.tile(cmu.motion, (copies, 1))[:REPEATED], cmu.frame_time)
+        path = folder / "cmu_01_01_repeated.bvh"
+        save(repeated, path)
+        files.append((f"CMU 01_01 x{REPEATED / cmu.frame_count:.1f}", path))
+    return files
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--frames", type=int, nargs="+", default=[1000, 10000, 50000])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--frames", type=int, nargs="*", default=[10000, 50000])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--no-real", action="store_true", help="only the generated clips")
     args = parser.parse_args()
-    print("| frames | step | io_anim_bvh s | ours s | time ratio | io_anim_bvh MB | ours MB | memory ratio |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|")
+    print("| clip | frames | step | io_anim_bvh s | ours s | time ratio | CPU ratio | io_anim_bvh MB | ours MB "
+          "| memory ratio |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as folder:
-        for frames in args.frames:
-            source = Path(folder) / f"bench_{frames}.bvh"
-            save(generated_clip(frames), source)
-            blends = {tool: Path(folder) / f"{tool}_{frames}.blend" for tool in ("theirs", "ours")}
+        for label, source in sources(Path(folder), args.frames, not args.no_real):
+            frames = load(source).frame_count
+            blends = {tool: Path(folder) / f"{tool}_{source.stem}.blend" for tool in TOOLS}
             for tool, blend in blends.items():
                 measure(tool, "prepare", source, blend, 1)
             for action in ("import", "export"):
                 results = {tool: measure(tool, action, blends[tool] if action == "export" else source,
-                                         Path(folder) / f"{tool}.bvh", args.repeat) for tool in blends}
-                theirs, ours = results["theirs"], results["ours"]
-                print(f"| {frames} | {action} | {theirs['seconds']:.2f} | {ours['seconds']:.2f} "
-                      f"| 1/{theirs['seconds'] / ours['seconds']:.1f} | {theirs['growth'] / 1e6:.0f} "
-                      f"| {ours['growth'] / 1e6:.0f} | {ours['growth'] / max(theirs['growth'], 1):.2f} |", flush=True)
+                                         Path(folder) / f"{tool}.bvh", args.repeat) for tool in TOOLS}
+                theirs = results["theirs"]
+                for tool in TOOLS[1:]:
+                    ours = results[tool]
+                    step = action + STEP[tool]
+                    print(f"| {label} | {frames} | {step} | {theirs['seconds']:.2f} | {ours['seconds']:.2f} "
+                          f"| 1/{theirs['seconds'] / ours['seconds']:.1f} | 1/{theirs['cpu'] / ours['cpu']:.1f} "
+                          f"| {theirs['growth'] / 1e6:.0f} "
+                          f"| {ours['growth'] / 1e6:.0f} | {ours['growth'] / max(theirs['growth'], 1):.2f} |",
+                          flush=True)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,32 @@
 #!/usr/bin/env bash
-# The main job on the bundled sample: import it headless with the Blender wheel, save
-# out/walk_turn.blend, export the armature back to out/exported/, and print the reports.
+# The main job on the bundled samples (results in out/):
+#  1. describe the walk, and show how the jog's Mixamo-style bone names map onto the canonical skeleton;
+#  2. put the jog on the canonical skeleton (metres, T-pose) and retarget it onto the walk's skeleton;
+#  3. blend the two clips (the jog's waving right arm on the walk: two skeletons, a masked mix);
+#  4. import the samples and the results headless with the Blender wheel into out/demo.blend and export
+#     every armature back to out/exported/;
+#  5. build the catch scene in Blender (a ball flies in, the blend's mix is solved so the hand meets it).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$("$root/scripts/env.sh")"
 cd "$root"
 mkdir -p out
-"$venv/bin/python" -m mocap_addon.core info samples/walk_turn.bvh
-"$venv/bin/python" scripts/mocap_batch.py samples/walk_turn.bvh out/walk_turn.blend
-"$venv/bin/python" scripts/mocap_batch.py out/walk_turn.blend out/exported
+py="$venv/bin/python"
+step() { printf '\n== %s\n' "$*"; }
+step "describe"
+"$py" -m mocap_addon.core info samples/walk_turn.bvh
+step "map bone names onto the canonical skeleton"
+"$py" -m mocap_addon.core map samples/jog_wave.bvh
+step "convert to the canonical skeleton, retarget onto another"
+"$py" -m mocap_addon.core canonical samples/jog_wave.bvh out/jog_wave_canonical.bvh
+"$py" -m mocap_addon.core retarget samples/jog_wave.bvh --onto samples/walk_turn.bvh out/jog_on_walk_skeleton.bvh
+step "blend two clips"
+"$py" -m mocap_addon.core blend samples/walk_turn.bvh samples/jog_wave.bvh out/walk_waving.bvh --mix 1 --mask right_arm
+"$py" -m mocap_addon.core blend samples/walk_turn.bvh samples/jog_wave.bvh out/walk_jog_half.bvh --mix 0.5 \
+  --root heading --align dtw
+step "import into Blender and export back"
+"$py" scripts/mocap_batch.py samples/walk_turn.bvh samples/jog_wave.bvh out/jog_wave_canonical.bvh \
+  out/walk_waving.bvh out/walk_jog_half.bvh out/demo.blend
+"$py" scripts/mocap_batch.py out/demo.blend out/exported
+step "the catch scene"
+"$py" scripts/catch_demo.py out/catch.blend

@@ -1,9 +1,16 @@
-"""Generate the bundled sample clip ``samples/walk_turn.bvh``.
+"""Generate the bundled sample clips ``samples/walk_turn.bvh`` and ``samples/jog_wave.bvh``.
 
-A 23-joint humanoid walks in a circle for four seconds at 30 fps.  It uses
-several rotation orders, a root heading that wraps past ±180° (written wrapped,
-as many exporters do), a shoulder swinging through the middle-angle limit, and
-an End Site on every leaf.  Run: ``python scripts/make_sample.py [OUT]``.
+``walk_turn``: a 23-joint humanoid walks in a circle for four seconds at 30 fps.
+It uses several rotation orders, a root heading that wraps past ±180° (written
+wrapped, as many exporters do), a shoulder swinging through the middle-angle
+limit, and an End Site on every leaf.
+
+``jog_wave``: another figure (Mixamo-style ``mixamorig:`` names, taller, three
+spine joints, one rotation order) jogs straight ahead for four seconds at 30 fps
+waving its right hand above its head: a second skeleton for the demo's mapping,
+canonical conversion and blending.
+
+Run: ``python scripts/make_sample.py [FOLDER]`` (default ``samples/``).
 """
 
 from __future__ import annotations
@@ -102,12 +109,92 @@ def make_clip() -> Clip:
     return Clip(skeleton, np.stack(motion, axis=1), 1.0 / FPS)
 
 
+JOG_ROOT_HEIGHT = 101.0
+JOG_ORDER = "ZYX"
+
+# name (without the namespace), parent, offset (cm, Y up, Z forward), end site offset or None
+JOG_JOINTS: list[tuple[str, str | None, tuple[float, float, float], tuple[float, float, float] | None]] = [
+    ("Hips", None, (0.0, JOG_ROOT_HEIGHT, 0.0), None),
+    ("Spine", "Hips", (0.0, 10.0, 0.5), None),
+    ("Spine1", "Spine", (0.0, 12.0, 0.0), None),
+    ("Spine2", "Spine1", (0.0, 13.5, -0.5), None),
+    ("Neck", "Spine2", (0.0, 16.0, -1.0), None),
+    ("Head", "Neck", (0.0, 10.0, 2.0), (0.0, 19.0, 0.0)),
+    ("LeftShoulder", "Spine2", (5.0, 12.0, -1.0), None),
+    ("LeftArm", "LeftShoulder", (13.0, 0.0, 0.0), None),
+    ("LeftForeArm", "LeftArm", (30.0, 0.0, 0.0), None),
+    ("LeftHand", "LeftForeArm", (26.0, 0.0, 0.0), (19.0, 0.0, 0.0)),
+    ("RightShoulder", "Spine2", (-5.0, 12.0, -1.0), None),
+    ("RightArm", "RightShoulder", (-13.0, 0.0, 0.0), None),
+    ("RightForeArm", "RightArm", (-30.0, 0.0, 0.0), None),
+    ("RightHand", "RightForeArm", (-26.0, 0.0, 0.0), (-19.0, 0.0, 0.0)),
+    ("LeftUpLeg", "Hips", (10.0, -6.0, 0.0), None),
+    ("LeftLeg", "LeftUpLeg", (0.0, -45.0, 0.0), None),
+    ("LeftFoot", "LeftLeg", (0.0, -44.0, -2.0), None),
+    ("LeftToeBase", "LeftFoot", (0.0, -6.0, 14.0), (0.0, 0.0, 8.0)),
+    ("RightUpLeg", "Hips", (-10.0, -6.0, 0.0), None),
+    ("RightLeg", "RightUpLeg", (0.0, -45.0, 0.0), None),
+    ("RightFoot", "RightLeg", (0.0, -44.0, -2.0), None),
+    ("RightToeBase", "RightFoot", (0.0, -6.0, 14.0), (0.0, 0.0, 8.0)),
+]
+
+
+def make_jog_clip() -> Clip:
+    """The second sample: a jog straight along +Z, the right hand waving overhead (degrees, centimetres)."""
+    names = [j[0] for j in JOG_JOINTS]
+    frames = int(SECONDS * FPS)
+    t = np.arange(frames) / FPS
+    phase = 2 * np.pi * t / 0.72  # one stride per 0.72 s
+    wave = np.sin(2 * np.pi * t / 0.9)
+    angles: dict[str, tuple[np.ndarray | float, np.ndarray | float, np.ndarray | float]] = {}
+    angles["Hips"] = (8.0 + 3.0 * np.sin(2 * phase), 6.0 * np.sin(phase), 3.0 * np.sin(phase))
+    angles["Spine"] = (4.0, -5.0 * np.sin(phase), 0.0)
+    angles["Spine1"] = (3.0, -5.0 * np.sin(phase), -2.0 * np.sin(phase))
+    angles["Spine2"] = (2.0, -4.0 * np.sin(phase), 0.0)
+    angles["Neck"] = (-8.0, 4.0 * np.sin(phase), 0.0)
+    angles["Head"] = (-6.0 + 2.0 * np.sin(2 * phase), 0.0, 0.0)
+    angles["LeftShoulder"] = (0.0, 0.0, -5.0)
+    angles["LeftArm"] = (40.0 * np.sin(phase), 0.0, -70.0)
+    angles["LeftForeArm"] = (0.0, -85.0 - 10.0 * np.sin(phase), 0.0)  # bent forward
+    angles["LeftHand"] = (0.0, 0.0, 5.0)
+    angles["RightShoulder"] = (0.0, 0.0, -15.0)  # raised
+    angles["RightArm"] = (-10.0, 0.0, -55.0 - 8.0 * wave)  # up above the shoulder
+    angles["RightForeArm"] = (0.0, 15.0, -45.0 - 30.0 * wave)  # waving side to side
+    angles["RightHand"] = (0.0, 10.0 * wave, 0.0)
+    for side, sign in (("Left", 1.0), ("Right", -1.0)):
+        leg = np.sin(phase + (np.pi if sign > 0 else 0.0))
+        angles[f"{side}UpLeg"] = (-45.0 * leg - 10.0, 0.0, sign * 2.0)
+        angles[f"{side}Leg"] = (55.0 + 45.0 * np.sin(phase + (np.pi if sign > 0 else 0.0) - 1.4), 0.0, 0.0)
+        angles[f"{side}Foot"] = (-15.0 * leg, 0.0, 0.0)
+        angles[f"{side}ToeBase"] = (20.0 * np.maximum(-leg, 0.0), 0.0, 0.0)
+    speed = 250.0  # cm/s
+    position = {"tx": 2.0 * np.sin(phase), "ty": JOG_ROOT_HEIGHT - 1.0 + 4.0 * np.cos(2 * phase),
+                "tz": speed * t}
+    layouts, motion = [], []
+    for name, *_ in JOG_JOINTS:
+        layout = (("tx", "ty", "tz") if name == "Hips" else ()) + tuple(f"r{a.lower()}" for a in JOG_ORDER)
+        layouts.append(layout)
+        for channel in layout:
+            values = position[channel] if channel in position else angles[name]["xyz".index(channel[1])]
+            motion.append(values + 0 * t)
+    skeleton = Skeleton(
+        names=[f"mixamorig:{name}" for name in names],
+        parents=[-1 if p is None else names.index(p) for _, p, _, _ in JOG_JOINTS],
+        offsets=np.array([o for _, _, o, _ in JOG_JOINTS]),
+        channels=layouts,
+        end_sites=[np.array([e]) if e else np.zeros((0, 3)) for *_, e in JOG_JOINTS],
+        position_replaces_offset=np.array([name == "Hips" for name in names]),
+    )
+    return Clip(skeleton, np.stack(motion, axis=1), 1.0 / FPS)
+
+
 def main() -> None:
-    default = Path(__file__).resolve().parents[1] / "samples" / "walk_turn.bvh"
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else default
-    target.parent.mkdir(parents=True, exist_ok=True)
-    save(make_clip(), target, precision=4)
-    print(f"wrote {target}")
+    folder = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "samples"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, clip in (("walk_turn", make_clip()), ("jog_wave", make_jog_clip())):
+        target = folder / f"{name}.bvh"
+        save(clip, target, precision=4)
+        print(f"wrote {target}")
 
 
 if __name__ == "__main__":

@@ -1,15 +1,25 @@
 """Headless batch import and export.
 
-Import motion capture files into one .blend (one armature per file)::
+Import motion capture files into one .blend (one armature per file; an .asf picked with .amc
+files is their skeleton)::
 
     blender --background --python scripts/mocap_batch.py -- walk.bvh run.bvh out.blend
-    python scripts/mocap_batch.py walk.bvh run.bvh out.blend          # with the bpy wheel
+    python scripts/mocap_batch.py walk.bvh 01.asf 01_01.amc out.blend --unit cm     # with the bpy wheel
 
-Export every armature of a .blend (one file per armature, format from the extension)::
+Export every armature of a .blend (one file per armature, format from --format)::
 
-    python scripts/mocap_batch.py scene.blend out_folder/ --format bvh
+    python scripts/mocap_batch.py scene.blend out_folder/ --format htr
 
-One line per file; the exit code is non-zero if any file failed.
+Put files (or every motion file in folders) on the canonical skeleton, or retarget them onto the skeleton
+of another file, writing one file each into a folder::
+
+    python scripts/mocap_batch.py takes/ out_folder/ --canonical [--method lengths] [--format htr]
+    python scripts/mocap_batch.py walk.bvh run.bvh out_folder/ --retarget-onto character.htr
+
+Options are the File > Import / Export operators' own (names, choices and defaults are read from
+them; an option left out keeps the operator's default).  One OK or FAIL line per input (or per
+armature); the batch goes on after a failure and the exit code is 1 if anything failed, 2 for
+bad arguments.
 """
 
 from __future__ import annotations
@@ -18,20 +28,81 @@ import argparse
 import os
 import sys
 import time
+import traceback
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+# Operator properties offered on the command line (the rest are format-specific or UI-only).
+IMPORT_OPTIONS = ("unit", "scale", "axis_forward", "axis_up", "use_file_up_axis", "frame_start", "fps_mode",
+                  "update_scene_range", "rotation_mode", "reduce_keys", "reduce_tolerance", "lenient")
+EXPORT_OPTIONS = ("unit", "scale", "axis_forward", "axis_up", "use_action_range", "precision", "rotation_order",
+                  "use_import_layout")
 
-def arguments(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="mocap_batch", description=__doc__.splitlines()[0])
+
+def _choice(items: list[str]) -> Any:
+    """An argparse type matching one of ``items`` whatever its case."""
+    by_case = {item.lower(): item for item in items}
+
+    def pick(text: str) -> str:
+        if text.lower() not in by_case:
+            raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(items)}")
+        return by_case[text.lower()]
+    return pick
+
+
+def _add_operator_option(parser: argparse.ArgumentParser, prop: Any) -> None:
+    """A command-line option with the type, choices and help of the operator property ``prop``."""
+    flag = "--" + prop.identifier.replace("_", "-")
+    text = f"{prop.name}: {prop.description}".rstrip(": ")
+    if prop.type == "BOOLEAN":
+        parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None,
+                            help=f"{text} (default {'on' if prop.default else 'off'})")
+    elif prop.type == "ENUM":
+        items = [item.identifier for item in prop.enum_items]
+        parser.add_argument(flag, type=_choice(items), default=None, metavar="|".join(items),
+                            help=f"{text} (default {prop.default})")
+    else:
+        parser.add_argument(flag, type=int if prop.type == "INT" else float, default=None,
+                            help=f"{text} (default {prop.default:g})")
+
+
+def arguments(argv: list[str], bpy: Any) -> argparse.Namespace:
+    from mocap_addon.blender.files import FORMATS
+    from mocap_addon.blender.files.base import operator_properties
+
+    parser = argparse.ArgumentParser(prog="mocap_batch", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("inputs", nargs="+", help="motion capture files, or one .blend to export from")
     parser.add_argument("output", help="the .blend to write, or a folder for exported files")
-    parser.add_argument("--format", default="bvh", help="export format extension (default bvh)")
-    parser.add_argument("--rotation-mode", default="QUATERNION", choices=("QUATERNION", "EULER"))
-    parser.add_argument("--unit", default="AUTO", help="import/export unit preset (AUTO, M, CM, MM, IN, FT)")
-    parser.add_argument("--scale", type=float, default=1.0)
-    return parser.parse_args(argv)
+    formats = [exporter.filename_ext.lstrip(".") for _, exporter in FORMATS]
+    parser.add_argument("--format", type=_choice(formats), default="bvh",
+                        help=f"export format: {', '.join(formats)} (default bvh)")
+    importer, exporter = FORMATS[0]
+    offered: dict[str, Any] = {}
+    for idname, names in ((importer.bl_idname, IMPORT_OPTIONS), (exporter.bl_idname, EXPORT_OPTIONS)):
+        properties = operator_properties(idname)
+        offered.update({name: properties[name] for name in names if name not in offered})
+    for prop in offered.values():
+        _add_operator_option(parser, prop)
+    parser.add_argument("--canonical", action="store_true",
+                        help="put every input on the canonical skeleton, one file each in the output folder")
+    parser.add_argument("--method", default="rotations", choices=("rotations", "lengths"),
+                        help="canonical conversion method (default rotations)")
+    parser.add_argument("--retarget-onto", metavar="FILE",
+                        help="retarget every input onto FILE's skeleton, one file each in the output folder")
+    options = parser.parse_args(argv)
+    if not exporting(options) and not converting(options) and not options.output.lower().endswith(".blend"):
+        parser.error(f"importing needs a .blend to write as the last argument, not {options.output!r}")
+    return options
+
+
+def exporting(options: argparse.Namespace) -> bool:
+    return len(options.inputs) == 1 and options.inputs[0].lower().endswith(".blend")
+
+
+def converting(options: argparse.Namespace) -> bool:
+    return bool(options.canonical or options.retarget_onto)
 
 
 def script_arguments() -> list[str]:
@@ -41,77 +112,190 @@ def script_arguments() -> list[str]:
     return sys.argv[1:] if not os.path.basename(sys.argv[0]).startswith("blender") else []
 
 
-def import_files(bpy, options: argparse.Namespace) -> int:
+def given(options: argparse.Namespace, idname: str) -> dict[str, Any]:
+    """The options given on the command line that operator ``idname`` has."""
+    from mocap_addon.blender.files.base import operator_properties
+
+    properties = operator_properties(idname)
+    return {name: value for name, value in vars(options).items() if value is not None and name in properties}
+
+
+def operator(bpy: Any, idname: str) -> Any:
+    module, name = idname.split(".")
+    return getattr(getattr(bpy.ops, module), name)
+
+
+def failure(error: BaseException) -> str:
+    """One line for an error: an operator's last report line, the system's reason, or the message."""
+    from mocap_addon.blender.files.base import reason
+
+    if isinstance(error, RuntimeError):
+        return str(error).strip().splitlines()[-1].removeprefix("Error: ")
+    if isinstance(error, (OSError, ValueError)):  # MocapFormatError is a ValueError
+        return reason(error)
+    return f"{type(error).__name__}: {error}"
+
+
+def import_one(bpy: Any, path: str, skeleton: str | None, options: argparse.Namespace) -> str:
+    """Import one file with its format's operator; the OK line's text (raises on failure)."""
+    from mocap_addon.blender.files import FORMATS
+    from mocap_addon.core.formats import format_of
+
+    extension = format_of(path)
+    importer = next(importer for importer, _ in FORMATS if extension in importer.extensions)
+    settings = given(options, importer.bl_idname)
+    if skeleton is not None:
+        settings["skeleton_path"] = os.path.abspath(skeleton)
+    result = operator(bpy, importer.bl_idname)(filepath=os.path.abspath(path), **settings)
+    if result != {"FINISHED"}:
+        raise RuntimeError(f"import {', '.join(sorted(result)).lower()}")
+    obj = bpy.context.object
+    action = obj.animation_data.action if obj.animation_data else None
+    if action is None:
+        return f"{obj.name}, {len(obj.data.bones)} joints, skeleton only"
+    first, last = (round(v) for v in action.frame_range)
+    reduced = action.get("mocap_reduction")
+    keys = f", keys {reduced['before']} -> {reduced['after']}, worst error {reduced['worst_error']:.3g}" \
+        if reduced else ""
+    return f"{obj.name}, {len(obj.data.bones)} joints, frames {first}-{last}{keys}"
+
+
+def import_files(bpy: Any, options: argparse.Namespace) -> int:
     """Import every input into an empty scene and save the .blend; returns the number of failures."""
+    from mocap_addon.core.formats import files_to_read
+
     bpy.ops.wm.read_homefile(use_empty=True)
+    jobs = dict(files_to_read(options.inputs))
+    takes_of: dict[str, list[str]] = {}
+    for take, skeleton in jobs.items():
+        if skeleton is not None:
+            takes_of.setdefault(skeleton, []).append(os.path.basename(take))
     failures = 0
     for path in options.inputs:
         started = time.perf_counter()
-        extension = Path(path).suffix.lower().lstrip(".")
-        operator = getattr(bpy.ops.import_anim, f"mocap_{'amc' if extension == 'asf' else extension}", None)
-        if operator is None:
-            failures += 1
-            print(f"FAIL {path}: unknown format {extension!r}")
+        if path not in jobs:
+            print(f"OK   {path}: skeleton of {', '.join(takes_of.get(path, []))}")
             continue
         try:
-            operator(filepath=os.path.abspath(path), unit=options.unit, scale=options.scale,
-                     rotation_mode=options.rotation_mode)
-        except RuntimeError as error:
+            done = import_one(bpy, path, jobs[path], options)
+        except Exception as error:  # one line per file, then the next file
             failures += 1
-            print(f"FAIL {path}: {str(error).strip().splitlines()[-1]}")
+            print(f"FAIL {path}: {failure(error)}")
             continue
-        obj = bpy.context.object
-        action = obj.animation_data.action
-        first, last = (round(v) for v in action.frame_range)
-        print(f"OK   {path}: {obj.name}, {len(obj.data.bones)} joints, frames {first}-{last}, "
-              f"{time.perf_counter() - started:.2f} s")
+        print(f"OK   {path}: {done}, {time.perf_counter() - started:.2f} s")
     target = os.path.abspath(options.output)
-    bpy.ops.wm.save_as_mainfile(filepath=target)
+    try:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        bpy.ops.wm.save_as_mainfile(filepath=target)
+    except (OSError, RuntimeError) as error:
+        print(f"FAIL {target}: {failure(error)}")
+        return failures + 1
     print(f"saved {target}")
     return failures
 
 
-def export_armatures(bpy, options: argparse.Namespace) -> int:
+def export_armatures(bpy: Any, options: argparse.Namespace) -> int:
     """Export every armature of the input .blend into the output folder; returns the failures."""
-    bpy.ops.wm.open_mainfile(filepath=os.path.abspath(options.inputs[0]))
+    source = os.path.abspath(options.inputs[0])
     folder = Path(options.output)
-    folder.mkdir(parents=True, exist_ok=True)
-    operator = getattr(bpy.ops.export_anim, f"mocap_{options.format.lower()}")
-    failures = 0
+    try:
+        bpy.ops.wm.open_mainfile(filepath=source)
+        folder.mkdir(parents=True, exist_ok=True)
+    except (OSError, RuntimeError) as error:
+        print(f"FAIL {source}: {failure(error)}")
+        return 1
+    from mocap_addon.blender.files import FORMATS
+
+    exporter = next(e for _, e in FORMATS if e.filename_ext == f".{options.format}")
+    settings = given(options, exporter.bl_idname)
     armatures = [o for o in bpy.context.scene.objects if o.type == "ARMATURE"]
+    if not armatures:
+        print(f"FAIL {source}: no armature in the file")
+        return 1
+    failures = 0
     for obj in armatures:
-        bpy.context.view_layer.objects.active = obj
-        target = folder / f"{obj.name}.{options.format.lower()}"
+        target = folder / (obj.name.replace("/", "_").replace("\\", "_") + exporter.filename_ext)
         started = time.perf_counter()
         try:
-            operator(filepath=str(target), unit=options.unit, scale=options.scale)
-        except RuntimeError as error:
+            bpy.context.view_layer.objects.active = obj
+            operator(bpy, exporter.bl_idname)(filepath=str(target), **settings)
+        except Exception as error:  # one line per armature, then the next
             failures += 1
-            print(f"FAIL {obj.name}: {str(error).strip().splitlines()[-1]}")
+            print(f"FAIL {obj.name}: {failure(error)}")
             continue
         print(f"OK   {obj.name} -> {target} ({time.perf_counter() - started:.2f} s)")
-    if not armatures:
-        print("FAIL no armature in the file")
-        failures += 1
+    return failures
+
+
+MOTION_EXTENSIONS = (".bvh", ".htr", ".amc")
+
+
+def motion_files(inputs: list[str]) -> list[Path]:
+    """The inputs, with each folder replaced by the motion files in it."""
+    found: list[Path] = []
+    for name in inputs:
+        path = Path(name)
+        if path.is_dir():
+            found += sorted(p for p in path.iterdir() if p.suffix.lower() in MOTION_EXTENSIONS)
+        else:
+            found.append(path)
+    return found
+
+
+def convert_files(options: argparse.Namespace) -> int:
+    """Canonical conversion or retargeting of every input into the output folder; returns the failures."""
+    from mocap_addon.core import MocapFormatError, load, save
+    from mocap_addon.core.retarget import retarget, to_canonical
+
+    folder = Path(options.output)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        target = load(options.retarget_onto) if options.retarget_onto else None
+    except (MocapFormatError, OSError, ValueError) as error:
+        print(f"FAIL {options.retarget_onto}: {failure(error)}")
+        return 1
+    failures = 0
+    for path in motion_files(options.inputs):
+        started = time.perf_counter()
+        written = folder / f"{path.stem}.{options.format.lower()}"
+        try:
+            clip = load(path)
+            result = to_canonical(clip, method=options.method) if target is None else retarget(clip, target)
+            save(result, written)
+        except (MocapFormatError, OSError, ValueError) as error:
+            failures += 1
+            print(f"FAIL {path}: {failure(error)}")
+            continue
+        print(f"OK   {path} -> {written}: {result.skeleton.joint_count} joints, {result.frame_count} frames, "
+              f"{time.perf_counter() - started:.2f} s")
     return failures
 
 
 def main() -> int:
-    options = arguments(script_arguments())
     import bpy
 
     import mocap_addon
 
     mocap_addon.register()
-    exporting = len(options.inputs) == 1 and options.inputs[0].lower().endswith(".blend")
-    failures = export_armatures(bpy, options) if exporting else import_files(bpy, options)
-    return 1 if failures else 0
+    try:
+        options = arguments(script_arguments(), bpy)
+    except SystemExit as stop:  # --help, or bad arguments (already explained by argparse)
+        return stop.code if isinstance(stop.code, int) else 2
+    if converting(options):
+        return 1 if convert_files(options) else 0
+    run = export_armatures if exporting(options) else import_files
+    return 1 if run(bpy, options) else 0
 
 
 if __name__ == "__main__":
-    code = main()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    # Leave at once: inside the blender binary sys.exit would not set the exit code, and the
-    # bpy 4.5 wheel can hang while tearing itself down at interpreter exit.
-    os._exit(code)
+    code = 1
+    try:
+        code = main()
+    except BaseException:  # say what broke, then still leave at once (below)
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # Leave at once: inside the blender binary sys.exit would not set the exit code, and the
+        # bpy 4.5 wheel can hang (4.2 can crash) while tearing itself down at interpreter exit.
+        os._exit(code)

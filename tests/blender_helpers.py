@@ -62,3 +62,21 @@ def check_import_and_round_trip(bpy, path, extension: str, folder):
     again, _ = pose_heads(bpy, bpy.context.object, frames)
     assert np.abs(again - heads).max() <= tolerance
     return clip, exported
+
+
+def armature_from_bones(bpy, name: str, bones) -> object:
+    """A new armature object linked to the scene and made active, from ``(name, parent, head, tail, roll)``
+    rows (parents first; ``parent`` None or an earlier name), back in object mode."""
+    data = bpy.data.armatures.new(name)
+    obj = bpy.data.objects.new(name, data)
+    bpy.context.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    made = {}
+    for bone_name, parent, head, tail, roll in bones:
+        bone = data.edit_bones.new(bone_name)
+        bone.head, bone.tail, bone.roll = head, tail, roll
+        bone.parent = made.get(parent)
+        made[bone_name] = bone
+    bpy.ops.object.mode_set(mode="OBJECT")
+    return obj

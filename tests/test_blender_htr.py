@@ -7,7 +7,7 @@ import pytest
 
 from mocap_addon.core import load, world_positions
 from tests.blender_helpers import blender_axes, check_import_and_round_trip, pose_heads
-from tests.conftest import corpus_params
+from tests.conftest import CORPUS, corpus_params
 
 pytestmark = pytest.mark.blender
 
@@ -99,3 +99,37 @@ head 0 0 0.5 0 0 0 0.2
     bpy.ops.import_anim.mocap_htr(filepath=str(path))
     heads, _ = pose_heads(bpy, bpy.context.object, [1])
     np.testing.assert_allclose(heads[0], [[0, 0, 1], [0, 0, 1.5]], atol=1e-6)
+
+
+@pytest.mark.skipif(not (CORPUS / "htr").is_dir(), reason="../shared/corpus is absent")
+def test_takes_become_markers_or_actions_and_are_exported_again(addon, tmp_path):
+    bpy = addon
+    path = CORPUS / "htr" / "gpr450_xbot_anim1.HTR"
+    assert bpy.ops.import_anim.mocap_htr(filepath=str(path), frame_start=10) == {"FINISHED"}
+    markers = sorted((m.frame, m.name) for m in bpy.context.scene.timeline_markers)
+    assert markers == [(10 + first, f"gpr450_xbot_anim1 take {n + 1}")
+                       for n, first in enumerate([0, 1, 247, 313, 345, 366])]
+    obj = bpy.context.object
+    assert tuple(obj.animation_data.action.frame_range) == (10, 404)
+    bpy.ops.export_anim.mocap_htr(filepath=str(tmp_path / "all.htr"))
+    exported = load(tmp_path / "all.htr")
+    assert exported.frame_count == 395 and exported.metadata["takes"] == [0, 1, 247, 313, 345, 366]
+    clip = load(path)
+    assert np.abs(world_positions(exported) - world_positions(clip)).max() < 1e-3
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.import_anim.mocap_htr(filepath=str(path), split_takes=True) == {"FINISHED"}
+    obj = bpy.context.object
+    actions = sorted(bpy.data.actions, key=lambda a: a.name)
+    assert [a.name for a in actions] == [f"gpr450_xbot_anim1 take {n}" for n in range(1, 7)]
+    assert [round(a.frame_range[1]) for a in actions] == [1, 246, 66, 32, 21, 29]  # one key in the first
+    assert all(a.use_fake_user for a in actions) and obj.animation_data.action == actions[0]
+    assert not bpy.context.scene.timeline_markers
+    obj.animation_data.action = actions[2]
+    if hasattr(actions[2], "slots"):
+        obj.animation_data.action_slot = actions[2].slots[0]
+    heads, _ = pose_heads(bpy, obj, range(1, 67))
+    truth = blender_axes(world_positions(clip)[247:313]) * clip.unit_in_metres
+    assert np.abs(heads - truth).max() < 1e-5
+    bpy.ops.export_anim.mocap_htr(filepath=str(tmp_path / "take3.htr"))
+    take = load(tmp_path / "take3.htr")
+    assert take.frame_count == 66 and "takes" not in take.metadata

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mocap_addon.core import Clip, MocapFormatError, Skeleton, load, save, world_positions
-from mocap_addon.core.formats.bvh import format_bvh, parse_bvh
+from mocap_addon.core.formats.bvh import bvh_layout, format_bvh, parse_bvh
 from mocap_addon.core.rotations import euler_to_matrix
 from tests.conftest import BVH_CORPUS, CORPUS, bvh_corpus_params, expect_format_error
 
@@ -275,12 +273,18 @@ def test_write_read_round_trip(clip):
     order = [clip.skeleton.index(name) for name in again.skeleton.names]
     assert sorted(order) == list(range(clip.skeleton.joint_count))
     assert [clip.skeleton.parents[j] for j in order] == [-1 if p < 0 else order[p] for p in again.skeleton.parents]
-    assert again.skeleton.channels == [clip.skeleton.channels[j] for j in order]
     assert again.frame_time == clip.frame_time
     assert again.frame_count == clip.frame_count
-    starts = clip.skeleton.channel_starts()
-    columns = [c for j in order for c in range(starts[j], starts[j + 1])]
-    np.testing.assert_allclose(again.motion, clip.motion[:, columns], atol=1e-9)
+    for new, old in enumerate(order):
+        # Every channel is kept with its values; joints with fewer than three rotations gain
+        # the missing ones, at zero, so any BVH reader can read them.
+        layout, written = clip.skeleton.channels[old], again.skeleton.channels[new]
+        assert sum(c[0] == "r" for c in written) == 3 and set(layout) <= set(written)
+        assert [c for c in written if c[0] == "t"] == [c for c in layout if c[0] == "t"]
+        for channel in written:
+            values = clip.channel_values(old, channel)
+            expected = np.zeros(clip.frame_count) if values is None else values
+            np.testing.assert_allclose(again.channel_values(new, channel), expected, atol=1e-9)
     np.testing.assert_allclose(world_positions(again), world_positions(clip)[:, order], atol=1e-6)
 
 
@@ -306,4 +310,23 @@ def test_scale_channels_cannot_be_written_to_bvh():
     with pytest.raises(ValueError, match="scales"):
         format_bvh(clip)
     unit = Clip(skeleton, np.array([[10.0, 1.0]]), 0.1)
-    assert re.search(r"CHANNELS 1 Xrotation\n", format_bvh(unit))
+    text = format_bvh(unit)
+    assert "CHANNELS 3 Zrotation Xrotation Yrotation\n" in text and text.endswith("\n0.000000 10.000000 0.000000\n")
+
+
+def test_partial_and_dofless_joints_get_three_rotation_channels():
+    # As ASF bones come: dof rx ry rz (ZYX), a knee with rx only (angles past 180° kept as they are),
+    # a foot with rx rz, a dofless hip joint, and a joint whose axes the common order lists otherwise.
+    layouts = [("tx", "ty", "tz", "rz", "ry", "rx"), ("rx",), ("rz", "rx"), (), ("rx", "rz"), ("rz", "ry", "rx")]
+    skeleton = Skeleton([f"j{n}" for n in range(6)], [-1, 0, 1, 0, 3, 4], np.ones((6, 3)), layouts)
+    rng = np.random.default_rng(2)
+    motion = rng.uniform(-170, 170, (5, 14))
+    motion[:, 6] = [190, 200, 210, 220, 230]  # the knee
+    clip = Clip(skeleton, motion, 0.1)
+    assert bvh_layout(clip) == [layouts[0], ("rz", "ry", "rx"), ("rz", "ry", "rx"), ("rz", "ry", "rx"),
+                                ("rx", "rz", "ry"), layouts[5]]
+    again = parse_bvh(format_bvh(clip).encode())
+    np.testing.assert_allclose(again.channel_values(1, "rx"), [190, 200, 210, 220, 230])
+    for joint, channel in ((1, "ry"), (1, "rz"), (2, "ry"), (3, "rx"), (3, "ry"), (3, "rz"), (4, "ry")):
+        assert not again.channel_values(joint, channel).any()
+    np.testing.assert_allclose(world_positions(again), world_positions(clip), atol=1e-6)

@@ -1,4 +1,4 @@
-"""``python -m mocap_addon.core``: info and convert."""
+"""``python -m mocap_addon.core``: info, convert, blend and reduce."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from mocap_addon.core import load, world_positions
-from tests.conftest import REPO, SAMPLES
+from tests.conftest import CORPUS, REPO, SAMPLES
 
 SAMPLE = SAMPLES / "walk_turn.bvh"
 
@@ -46,3 +47,59 @@ def test_bad_file_gives_one_line_and_exit_code(tmp_path):
     assert missing.returncode == 1 and "nope.bvh" in missing.stderr
     unknown = run("convert", str(SAMPLE), str(tmp_path / "x.fbx"))
     assert unknown.returncode == 1 and "cannot write .fbx" in unknown.stderr
+
+
+def test_reduce_reports_keys_and_worst_error():
+    result = run("reduce", str(SAMPLE), "--tolerance", "0.01")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"{SAMPLE}: 23 joints, 120 frames, figure height 161 file units"
+    assert lines[1].startswith("keys:      11400 -> ")
+    assert lines[2] == "bound:     1.61 (0.01 of the height)"
+    worst = float(lines[3].split()[1])
+    assert 0 < worst <= 1.61
+
+
+def test_convert_labels_units_truthfully(tmp_path):
+    # BVH states no unit: the output says so, and --unit names it for formats that can state one.
+    result = run("convert", str(SAMPLE), str(tmp_path / "walk.htr"))
+    assert "unit: no unit known: HTR written without CalibrationUnits" in result.stdout
+    assert "CalibrationUnits" not in (tmp_path / "walk.htr").read_text()
+    result = run("convert", str(SAMPLE), str(tmp_path / "walk.htr"), "--unit", "cm")
+    assert result.returncode == 0, result.stderr
+    assert "CalibrationUnits cm" in (tmp_path / "walk.htr").read_text()
+    assert load(tmp_path / "walk.htr").unit_in_metres == 0.01
+    result = run("convert", str(tmp_path / "walk.htr"), str(tmp_path / "back.bvh"))
+    assert "unit: BVH states no unit: lengths written in the clip's unit, cm" in result.stdout
+    amc = CORPUS / "asf_amc" / "fm_01_01.amc"
+    if amc.is_file():
+        # CMU units (1/0.45 inch) have no HTR name: the values are converted to mm.
+        result = run("convert", str(amc), str(tmp_path / "cmu.htr"))
+        assert "HTR lengths converted to mm from the clip's unit (0.0564444 m)" in result.stdout
+        source, written = load(amc), load(tmp_path / "cmu.htr")
+        height = np.ptp(world_positions(source)[0, :, 1]) * source.unit_in_metres
+        assert np.ptp(world_positions(written)[0, :, 1]) * written.unit_in_metres == pytest.approx(height, rel=1e-6)
+
+
+def test_blend_writes_a_masked_blend_of_two_skeletons(tmp_path):
+    """The jog's waving right arm (another skeleton, Mixamo names) on the walk; every other joint is the walk's."""
+    target = tmp_path / "waving_walk.bvh"
+    result = run("blend", str(SAMPLE), str(SAMPLES / "jog_wave.bvh"), str(target), "--mix", "1",
+                 "--mask", "right_arm", "--precision", "8")
+    assert result.returncode == 0, result.stderr
+    assert "23 joints, 120 frames" in result.stdout
+    walk, waving = load(SAMPLE), load(target)
+    names = walk.skeleton.names
+    arm = [names.index(n) for n in ("RightShoulder", "RightArm", "RightForeArm", "RightHand")]
+    kept = [j for j in range(len(names)) if j not in arm[1:]]
+    before, after = world_positions(walk), world_positions(waving)
+    np.testing.assert_allclose(after[:, kept], before[:, kept], atol=1e-6)
+    head, hand = names.index("Head"), names.index("RightHand")
+    assert np.all(after[:, hand, 1] > after[:, head, 1]) and np.all(before[:, hand, 1] < before[:, head, 1])
+
+
+def test_blend_at_mix_zero_is_the_first_clip(tmp_path):
+    target = tmp_path / "same.bvh"
+    result = run("blend", str(SAMPLE), str(SAMPLES / "jog_wave.bvh"), str(target), "--mix", "0")
+    assert result.returncode == 0, result.stderr
+    np.testing.assert_allclose(world_positions(load(target)), world_positions(load(SAMPLE)), atol=1e-4)

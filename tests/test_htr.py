@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from mocap_addon.core import Clip, Skeleton, load, save, world_positions
 from mocap_addon.core.formats.htr import format_htr, parse_htr, read_htr
+from mocap_addon.core.timing import resample, split_takes
 from tests.conftest import CORPUS, bvh_corpus_params, corpus_params, expect_format_error, through_format
 
 HTR = CORPUS / "htr"
@@ -69,16 +70,36 @@ def test_euler_order_is_read_as_listed():
 
 
 @needs_corpus
-def test_frame_translations_are_in_the_parent_frame():
+def test_frame_translations_are_in_the_base_frame():
     # anim1 is the only corpus file with both a base rotation (Hips: 180, 0, 90) and frame
-    # translations.  Read in the parent frame, the hips bob 27 mm vertically while travelling
-    # up to 150 and 266 mm horizontally; rotated by the base rotation they would bob over 100 mm.
-    def vertical_bob(translation: str) -> float:
+    # translations.  Its figure lies along -Z (feet to head), so the two readings differ only in the
+    # direction of travel within the plane across it.  In the two takes that travel (4.5 m in 32
+    # frames, 7.7 m in 21), turned by the base rotation the hips travel straight along the toes;
+    # added in the parent frame, straight along the hip line: a sprint sideways.
+    def travel_along(translation: str) -> list[tuple[float, float]]:
         clip = read_htr(HTR / "gpr450_xbot_anim1.HTR", translation=translation)
-        return float(np.ptp(world_positions(clip)[:, 0, 1]))
+        positions = world_positions(clip)
+        names = clip.skeleton.names
 
-    assert vertical_bob("parent") < 30
-    assert vertical_bob("rotated") > 100
+        def across(a: np.ndarray) -> np.ndarray:  # in the plane across the figure (X, Y), unit length
+            flat = a.mean(axis=0) * [1, 1, 0]
+            return flat / np.linalg.norm(flat)
+
+        out = []
+        for first, last in ((313, 344), (345, 365)):
+            take = positions[first:last + 1]
+            joint = {n.split(":")[1]: take[:, names.index(n)] for n in names}
+            toes = across(joint["LeftToeBase"] + joint["RightToeBase"] - joint["LeftFoot"] - joint["RightFoot"])
+            hips = across(joint["LeftUpLeg"] - joint["RightUpLeg"])
+            travel = take[-1, 0] - take[0, 0]
+            assert np.linalg.norm(travel) > 4000 and abs(travel[2]) < 1
+            out.append((float(travel @ toes / np.linalg.norm(travel)), float(travel @ hips / np.linalg.norm(travel))))
+        return out
+
+    for along_toes, along_hips in travel_along("rotated"):
+        assert along_toes > 0.99 and abs(along_hips) < 0.1
+    for along_toes, along_hips in travel_along("parent"):
+        assert abs(along_toes) < 0.1 and abs(along_hips) > 0.99
 
 
 @needs_corpus
@@ -92,10 +113,36 @@ def test_bone_lengths_agree_with_child_offsets():
 
 
 @needs_corpus
+def test_repeated_block_sets_are_read_as_consecutive_takes():
+    # anim1 holds six sets of its 67 segment blocks (1, 246, 66, 32, 21 and 29 rows, each numbered
+    # from 0): together the 395 frames its header declares.  Only the last set was once read.
+    path = HTR / "gpr450_xbot_anim1.HTR"
+    anim = load(path)
+    assert anim.frame_count == 395 and anim.start_frame == 0 and not anim.metadata["warnings"]
+    assert anim.metadata["takes"] == [0, 1, 247, 313, 345, 366]
+    lines = path.read_text().splitlines()
+    starts = [n for n, line in enumerate(lines) if line.strip() == "[mixamorig:Spine]"]
+    assert len(starts) == 6
+    for first, start in zip(anim.metadata["takes"], starts):
+        row = [float(v) for v in lines[start + 2].split()]  # after the comment line: frame 0 of the set
+        assert row[0] == 0
+        np.testing.assert_allclose(anim.motion[first, 7:10], row[1:4])  # Spine's Tx Ty Tz
+        assert anim.motion[first, 13] == row[7]  # its scale factor
+    # Written back as six sets again; cut into takes; resampled, the takes move with the frames.
+    text = format_htr(anim)
+    assert text.count("[mixamorig:Spine]\n0.") == 6
+    again = parse_htr(text.encode())
+    assert again.frame_count == 395 and again.metadata["takes"] == anim.metadata["takes"]
+    np.testing.assert_allclose(again.motion, anim.motion, atol=1e-8)
+    takes = split_takes(anim)
+    assert [t.frame_count for t in takes] == [1, 246, 66, 32, 21, 29]
+    assert all(t.start_frame == 0 and t.take_starts() == [0] for t in takes)
+    np.testing.assert_array_equal(takes[2].motion, anim.motion[247:313])
+    assert resample(anim, anim.frame_time / 2).metadata["takes"] == [0, 2, 494, 626, 690, 732]
+
+
+@needs_corpus
 def test_real_world_tolerance_is_reported():
-    anim = load(HTR / "gpr450_xbot_anim1.HTR")
-    assert anim.frame_count == 29 and anim.start_frame == 0
-    assert "NumFrames says 395 but 29 frames are present" in anim.metadata["warnings"]
     maya = load(HTR / "gpr450_maya_export_v1.htr")
     assert any("scale factors of 0 read as 1" in w for w in maya.metadata["warnings"])
     assert np.all(maya.local_scales() == 1.0)
@@ -130,6 +177,25 @@ arm 0 10 0 0 0 90 5
 1 0 0 0 0 0 0 2
 [EndOfFile]
 """
+
+
+TWO_SETS = GOOD.replace("[EndOfFile]\n", "[root]\n0 3 0 0 0 0 0 1\n[arm]\n0 0 0 0 0 0 0 1\n[EndOfFile]\n")
+
+
+def test_block_sets_by_hand():
+    clip = parse_htr(TWO_SETS.encode(), "sets.htr")
+    assert clip.frame_count == 3 and clip.metadata["takes"] == [0, 2]
+    np.testing.assert_allclose(clip.motion[:, 0], [2, 4, 6])  # ScaleFactor 2
+    assert "NumFrames says 2 but 3 frames are present" in clip.metadata["warnings"]
+    # A set whose numbering continues the one before is the same take.
+    text = TWO_SETS.replace("[root]\n0 3", "[root]\n2 3").replace("[arm]\n0 0 0 0 0 0 0 1\n[End",
+                                                                   "[arm]\n2 0 0 0 0 0 0 1\n[End")
+    continued = parse_htr(text.encode())
+    assert continued.frame_count == 3 and "takes" not in continued.metadata
+    expect_format_error(parse_htr, TWO_SETS.replace("[arm]\n0 0 0 0 0 0 0 1\n[End", "[End"), "bad.htr", 23,
+                        "[arm] has 1 frame block(s), [root] 2")
+    expect_format_error(parse_htr, TWO_SETS.replace("[arm]\n0 0 0 0 0 0 0 1\n[End", "[arm]\n1 0 0 0 0 0 0 1\n[End"),
+                        "bad.htr", 28, "[arm] has 1 frames, the first block 1 (frame 0 differs)")
 
 
 def test_small_file_by_hand():

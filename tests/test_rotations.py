@@ -181,3 +181,39 @@ def test_partial_orders_keep_the_dropped_axes_at_zero(order):
     np.testing.assert_allclose(kept[:, len(order):], 0.0, atol=1e-9)
     np.testing.assert_allclose(r.euler_to_matrix(kept[:, : len(order)], order), matrices, atol=1e-9)
     assert np.abs(np.diff(kept, axis=0)).max() < 0.5
+
+
+def nearest_rotations(matrices: np.ndarray) -> np.ndarray:
+    """The rotation nearest each matrix (the orthogonal polar factor, from the SVD)."""
+    u, _, vt = np.linalg.svd(matrices)
+    return u @ vt
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_matrix_to_euler_near_gimbal_lock_rebuilds_the_nearest_rotation(order):
+    # Matrices read from float32 keys sit within ~1e-7 of a rotation.  With the middle angle 1e-7 to
+    # 1e-2 rad from ±90°, taking the first and last angles from elements of size cos(middle)
+    # magnifies that error up to 10^7-fold; the angles must still rebuild the nearest rotation.
+    rng = np.random.default_rng(11)
+    count = 4000
+    gap = 10.0 ** rng.uniform(-7, -2, count)
+    middle = rng.choice([-1.0, 1.0], count) * (np.pi / 2 - gap)
+    angles = np.column_stack([rng.uniform(-np.pi, np.pi, count), middle, rng.uniform(-np.pi, np.pi, count)])
+    noisy = r.euler_to_matrix(angles, order) + rng.uniform(-1e-7, 1e-7, (count, 3, 3))
+    rebuilt = r.euler_to_matrix(r.matrix_to_euler(noisy, order), order)
+    assert np.abs(rebuilt - nearest_rotations(noisy)).max() < 1e-6
+    float32 = r.euler_to_matrix(angles, order).astype(np.float32).astype(np.float64)
+    rebuilt = r.euler_to_matrix(r.matrix_to_euler(float32, order), order)
+    assert np.abs(rebuilt - nearest_rotations(float32)).max() < 1e-6
+
+
+def test_nearest_rotation_undoes_a_small_stretch():
+    rng = np.random.default_rng(8)
+    rotation = r.euler_to_matrix(rng.uniform(-3, 3, (50, 3)), "ZXY")
+    stretch = rng.normal(0, 1e-4, (50, 3, 3))
+    stretched = rotation @ (np.eye(3) + stretch + np.swapaxes(stretch, 1, 2))  # symmetric: float32-like rests
+    nearest = r.nearest_rotation(stretched)
+    assert np.abs(nearest - rotation).max() < 1e-7  # second order in the stretch
+    np.testing.assert_allclose(nearest @ np.swapaxes(nearest, 1, 2), np.broadcast_to(np.eye(3), (50, 3, 3)),
+                               atol=1e-12)
+    assert np.all(np.linalg.det(r.nearest_rotation(-rotation)) > 0)  # always a proper rotation

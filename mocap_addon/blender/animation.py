@@ -8,7 +8,8 @@ import bpy
 import numpy as np
 
 from ..core import rotations
-from .compat import LINEAR, Channels
+from ..core.reduce import curve_keys
+from .compat import LINEAR, VECTOR, Channels
 
 ROTATION_MODES = ("QUATERNION", "EULER")
 
@@ -18,66 +19,97 @@ def _bone_path(name: str, prop: str) -> str:
 
 
 class _KeyWriter:
-    """Writes F-curves that share their key frames, reusing one buffer for every curve."""
+    """Writes F-curves keyed at (some of) the same frames, reusing one buffer for every curve."""
 
     def __init__(self, channels: Channels, frames: np.ndarray) -> None:
         self.channels = channels
-        self.count = len(frames)
-        self.co = np.empty((self.count, 2), dtype=np.float32)
+        self.co = np.empty((len(frames), 2), dtype=np.float32)
         self.co[:, 0] = frames
-        self.interpolation = np.full(self.count, LINEAR, dtype=np.int32)
+        # The enums' own size (a byte): foreach_set copies them straight, where int32 goes item by item.
+        self.interpolation = np.full(len(frames), LINEAR, dtype=np.uint8)
+        # Vector handles suit LINEAR keys (a curve switched to Bezier keeps its shape) and cost
+        # fcurve.update() a third less to place than the default automatic ones.
+        self.handles = np.full(len(frames), VECTOR, dtype=np.uint8)
 
-    def write(self, path: str, index: int, group: str, values: np.ndarray) -> None:
+    def write(self, path: str, index: int, group: str, values: np.ndarray, kept: np.ndarray | None = None) -> None:
+        """A curve with ``values`` (one per frame) keyed at every frame, or at the frame indices ``kept``."""
         fcurve = self.channels.new(path, index, group)
         keys = fcurve.keyframe_points
-        keys.add(self.count)
-        self.co[:, 1] = values
-        keys.foreach_set("co", self.co.ravel())
-        keys.foreach_set("interpolation", self.interpolation)
+        co = self.co if kept is None else self.co[kept]
+        co[:, 1] = values if kept is None else values[kept]
+        keys.add(len(co))
+        keys.foreach_set("co", co.ravel())
+        keys.foreach_set("interpolation", self.interpolation[:len(co)])
+        keys.foreach_set("handle_left_type", self.handles[:len(co)])
+        keys.foreach_set("handle_right_type", self.handles[:len(co)])
         fcurve.update()
+
+    def write_all(self, bone: str, prop: str, values: np.ndarray, frames_kept: np.ndarray | None) -> None:
+        """One curve per column of ``values`` for a pose bone's ``prop``, each keyed at the frames it needs
+        of ``frames_kept`` (frame indices; every frame when ``None``)."""
+        path = _bone_path(bone, prop)
+        for index in range(values.shape[1]):
+            kept = None if frames_kept is None else curve_keys(values[:, index], frames_kept)
+            self.write(path, index, bone, values[:, index], kept)
 
 
 def euler_mode(order: str) -> str:
-    """Blender's rotation_mode for a joint whose channels list ``order`` (falls back to XYZ)."""
+    """Blender's rotation_mode for rotations composed in ``order`` (ours; missing axes follow, none: XYZ)."""
     full = order + "".join(a for a in "XYZ" if a not in order) if order else "ZYX"
     return rotations.blender_order(full)
 
 
 def write_action(obj: bpy.types.Object, name: str, names: list[str], frames: np.ndarray, rotation_mode: str,
                  orders: list[str], location_joints: list[bool],
-                 poses: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray | None]]) -> bpy.types.Action:
+                 poses: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray | None]],
+                 keep: list[np.ndarray] | None = None) -> bpy.types.Action:
     """A new action on ``obj`` with one group per bone and keys at ``frames``.
 
-    ``poses`` yields, bone by bone, the ``matrix_basis`` rotations ``(F, 3, 3)``,
-    locations ``(F, 3)`` and uniform scales ``(F,)`` (``None`` when constant 1).
+    ``poses`` yields, bone by bone, the ``matrix_basis`` rotations as unit quaternions
+    ``(F, 4)``, locations ``(F, 3)`` and uniform scales ``(F,)`` (``None`` when constant 1).
+    ``rotation_mode``: ``"QUATERNION"``, ``"EULER"`` (each joint's own order) or
+    ``"KEEP"`` (each bone's current rotation mode, axis-angle included).  Euler
+    rotations are composed in the bone's ``orders`` entry (ours, on the bone's
+    axes) or its kept mode, continuous over time and starting nearest zero.
+    With ``keep`` (a reduction's frame indices per bone), each curve is keyed at
+    those of its bone's frames it needs (:func:`~..core.reduce.curve_keys`).
     """
     action = bpy.data.actions.new(name)
     writer = _KeyWriter(Channels(action, obj), frames)
-    for joint, (bone_name, (matrices, locations, scales)) in enumerate(zip(names, poses)):
+    for joint, (bone_name, (turns, locations, scales)) in enumerate(zip(names, poses)):
+        frames_kept = None if keep is None else keep[joint]
         pose_bone = obj.pose.bones[bone_name]
-        if rotation_mode == "QUATERNION":
-            pose_bone.rotation_mode = "QUATERNION"
-            values = rotations.quaternion_continuity(rotations.matrix_to_quaternion(matrices))
+        mode = pose_bone.rotation_mode if rotation_mode == "KEEP" else rotation_mode
+        if mode in ("QUATERNION", "AXIS_ANGLE"):
+            pose_bone.rotation_mode = mode
+            values = rotations.quaternion_continuity(turns)
             prop = "rotation_quaternion"
+            if mode == "AXIS_ANGLE":
+                values, prop = _axis_angle(values), "rotation_axis_angle"
         else:
-            mode = euler_mode(orders[joint])
+            mode = euler_mode(orders[joint]) if mode == "EULER" else mode
             pose_bone.rotation_mode = mode
             ours = mode[::-1]
-            angles = rotations.euler_continuity(rotations.matrix_to_euler(matrices, ours))
+            angles = rotations.euler_continuity(rotations.quaternion_to_euler(turns, ours), np.zeros(3))
             values = angles[:, [ours.index(axis) for axis in "XYZ"]]
             prop = "rotation_euler"
-        for index in range(values.shape[1]):
-            writer.write(_bone_path(bone_name, prop), index, bone_name, values[:, index])
+        writer.write_all(bone_name, prop, values, frames_kept)
         if location_joints[joint]:
-            for index in range(3):
-                writer.write(_bone_path(bone_name, "location"), index, bone_name, locations[:, index])
+            writer.write_all(bone_name, "location", locations, frames_kept)
         if scales is not None and np.abs(scales - 1.0).max(initial=0.0) > 1e-9:
-            for index in range(3):
-                writer.write(_bone_path(bone_name, "scale"), index, bone_name, scales)
+            writer.write_all(bone_name, "scale", np.repeat(scales[:, None], 3, axis=1), frames_kept)
     return action
 
 
-def _sample(fcurve: bpy.types.FCurve, frames: np.ndarray) -> np.ndarray:
+def _axis_angle(quaternions: np.ndarray) -> np.ndarray:
+    """Blender's axis-angle values (angle, x, y, z) for continuous quaternions ``(F, 4)``."""
+    vector = quaternions[:, 1:]
+    length = np.linalg.norm(vector, axis=1)
+    axis = np.where(length[:, None] > 1e-12, vector / np.maximum(length, 1e-300)[:, None], [0.0, 1.0, 0.0])
+    return np.column_stack([2.0 * np.arctan2(length, quaternions[:, 0]), axis])
+
+
+def sample_fcurve(fcurve: bpy.types.FCurve, frames: np.ndarray) -> np.ndarray:
     """``fcurve`` at ``frames``: from the keys directly where possible, else Blender's evaluation."""
     keys = fcurve.keyframe_points
     count = len(keys)
@@ -86,7 +118,7 @@ def _sample(fcurve: bpy.types.FCurve, frames: np.ndarray) -> np.ndarray:
     co = np.empty(2 * count, dtype=np.float32)
     keys.foreach_get("co", co)
     x, y = co[0::2].astype(np.float64), co[1::2].astype(np.float64)
-    interpolation = np.empty(count, dtype=np.int32)
+    interpolation = np.empty(count, dtype=np.uint8)  # the enum's own size: copied straight
     keys.foreach_get("interpolation", interpolation)
     plain = len(fcurve.modifiers) == 0 and fcurve.extrapolation == "CONSTANT"
     if plain and (np.array_equal(frames, x) or np.all(interpolation[:-1] == LINEAR)):
@@ -99,6 +131,12 @@ def curves_by_path(obj: bpy.types.Object, action: bpy.types.Action) -> dict[tupl
     return {(fc.data_path, fc.array_index): fc for fc in Channels(action, obj, create=False).all()}
 
 
+def has_keys(curves: dict[tuple[str, int], bpy.types.FCurve], bone_name: str, prop: str) -> bool:
+    """Whether any F-curve in ``curves`` animates ``prop`` (e.g. ``"location"``) of the named pose bone."""
+    path = _bone_path(bone_name, prop)
+    return any((path, index) in curves for index in range(4))
+
+
 def read_bone(pose_bone: bpy.types.PoseBone, curves: dict[tuple[str, int], bpy.types.FCurve],
               frames: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One bone's ``matrix_basis`` rotation ``(F, 3, 3)``, location ``(F, 3)`` and uniform scale ``(F,)``
@@ -109,8 +147,8 @@ def read_bone(pose_bone: bpy.types.PoseBone, curves: dict[tuple[str, int], bpy.t
     def channel(prop: str, size: int, current: object) -> np.ndarray:
         path = _bone_path(name, prop)
         fallback = np.array(current, dtype=np.float64)
-        return np.stack([_sample(curves[(path, i)], frames) if (path, i) in curves else np.full(count, fallback[i])
-                         for i in range(size)], axis=-1)
+        return np.stack([sample_fcurve(curves[(path, i)], frames) if (path, i) in curves
+                         else np.full(count, fallback[i]) for i in range(size)], axis=-1)
 
     mode = pose_bone.rotation_mode
     if mode == "QUATERNION":

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 import bpy
 
 LINEAR = 1  # Keyframe.interpolation enum value for 'LINEAR', as foreach_set expects
+VECTOR = 2  # Keyframe.handle_left_type / handle_right_type enum value for 'VECTOR'
 
 
 def is_slotted(action: bpy.types.Action) -> bool:

@@ -16,14 +16,16 @@ matrix.  The pose is unchanged whatever rest frame is chosen.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..core import Clip, Skeleton
-from ..core.bones import aligned_frames, choose_tails
-from ..core.kinematics import joint_transform, rest_pose
-from ..core.rotations import FloatArray
+from ..core import Clip, Skeleton, rotations
+from ..core.bones import aligned_frames
+from ..core.kinematics import place_translation, rest_bones, rest_pose
+from ..core.model import rotation_order
+from ..core.rotations import AXES, FloatArray
 
 
 @dataclass
@@ -44,15 +46,9 @@ def build_rest_rig(skeleton: Skeleton, conversion: FloatArray, scale: float,
     bones a format defines itself (HTR's BoneLength along BoneLengthAxis);
     zero vectors, or none given, leave the tail to :func:`choose_tails`.
     """
-    rotations, positions = rest_pose(skeleton)
-    heads = scale * positions @ conversion.T
-    sites = [scale * (positions[j] + rotations[j] @ s.T).T @ conversion.T if len(s) else np.zeros((0, 3))
-             for j, s in enumerate(skeleton.end_sites)]
-    tails = choose_tails(skeleton.parents, heads, sites, up=np.array([0.0, 0.0, 1.0]))
-    if bone_vectors is not None:
-        given = scale * (rotations @ bone_vectors[..., None])[..., 0] @ conversion.T
-        usable = np.linalg.norm(given, axis=1) > 1e-9 * max(float(np.ptp(heads, axis=0).max()), 1e-9)
-        tails = np.where(usable[:, None], heads + given, tails)
+    rotations, _ = rest_pose(skeleton)
+    up = conversion.T @ np.array([0.0, 0.0, 1.0])  # Blender's up, in file axes
+    heads, tails = (scale * points @ conversion.T for points in rest_bones(skeleton, up, bone_vectors))
     axes = conversion @ rotations
     return RestRig(heads, tails, aligned_frames(heads, tails, axes, along=1), axes)
 
@@ -93,16 +89,33 @@ class BoneFrames:
                           rig.heads)
         return cls(to_bone, from_parent, np.linalg.inv(rest), offset)
 
+    @property
+    def left(self) -> FloatArray:
+        """``L^-1 @ U`` ``(J, 3, 3)``: what multiplies a joint's local rotation from the left."""
+        return self.rest_inverse @ self.from_parent
+
+    def euler_orders(self, skeleton: Skeleton) -> list[str]:
+        """Each bone's Euler order (ours): its joint's channel order on the bone's axes (:func:`bone_euler_order`)."""
+        return [bone_euler_order(rotation_order(layout) or "ZYX", self.to_bone[joint])
+                for joint, layout in enumerate(skeleton.channels)]
+
 
 def joint_basis(clip: Clip, frames: BoneFrames, joint: int, scale: float) -> tuple[FloatArray, FloatArray]:
-    """One bone's ``matrix_basis`` rotation ``(F, 3, 3)`` and location ``(F, 3)`` for every frame.
+    """One bone's ``matrix_basis`` rotation as unit quaternions ``(F, 4)`` and location ``(F, 3)``.
 
-    Bone by bone, so an import holds one joint's frames at a time, not the whole clip's.
+    The rotation is ``left @ rest @ R_f @ to_bone`` with ``R_f`` straight from the
+    file's angles (a product of axis quaternions) and the constant factors folded
+    into one 4x4 product.  Bone by bone, so an import holds one joint's frames at
+    a time, not the whole clip's.
     """
-    rotation, translation = joint_transform(clip, joint)
-    left = frames.rest_inverse[joint] @ frames.from_parent[joint]
+    # Blender's rest matrices are rotations only to float32: the nearest rotations keep the
+    # product as exact (to first order) as the matrices themselves would.
+    fixed = rotations.matrix_to_quaternion(rotations.nearest_rotation(
+        np.stack([frames.left[joint] @ clip.skeleton.rest_rotations[joint], frames.to_bone[joint]])))
+    turned = clip.joint_quaternions(joint) @ rotations.quaternion_product_matrix(*fixed)
+    translation = place_translation(clip.skeleton, joint, clip.joint_translations(joint))
     moved = scale * translation @ frames.from_parent[joint].T - frames.rest_offset[joint]
-    return left @ rotation @ frames.to_bone[joint], moved @ frames.rest_inverse[joint].T
+    return turned, moved @ frames.rest_inverse[joint].T
 
 
 def bone_to_joint(frames: BoneFrames, joint: int, rotation: FloatArray, location: FloatArray,
@@ -113,3 +126,19 @@ def bone_to_joint(frames: BoneFrames, joint: int, rotation: FloatArray, location
     local_rotation = left @ rotation @ np.linalg.inv(frames.to_bone[joint])
     offset = location @ np.linalg.inv(frames.rest_inverse[joint]).T + frames.rest_offset[joint]
     return local_rotation, offset @ np.linalg.inv(frames.from_parent[joint]).T / scale
+
+
+def bone_euler_order(order: str, to_bone: FloatArray) -> str:
+    """A joint's rotation order (ours, on the joint's axes) on the matching axes of its bone.
+
+    A bone's basis rotation is ``N^T @ R @ N`` for the joint's frame rotation ``R``
+    (``N``: :attr:`BoneFrames.to_bone`).  Where ``N`` relabels axes (bones along a
+    joint axis, as in a T-pose), composing the same axes in the same sequence gives
+    the file's own angles, up to sign: Euler curves then read like the file's
+    channels and meet gimbal lock only where the file does (the file's order on the
+    bone's own axes can sit at it for a whole take, and its curves drift by whole
+    turns).  Each bone axis is matched to the joint axis it runs nearest.
+    """
+    full = order + "".join(a for a in AXES if a not in order)
+    match = max(itertools.permutations(range(3)), key=lambda p: sum(abs(to_bone[p[b], b]) for b in range(3)))
+    return "".join(AXES[match.index(AXES.index(axis))] for axis in full)

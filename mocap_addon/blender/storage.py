@@ -26,6 +26,7 @@ def skeleton_to_json(clip: Clip, conversion: np.ndarray, scale: float) -> str:
         "translation_in_rest_frame": skeleton.translation_in_rest_frame.tolist(),
         "length_directions": skeleton.length_directions.tolist(),
         "frame_time": clip.frame_time,
+        "frame_count": clip.frame_count,
         "start_frame": clip.start_frame,
         "unit_in_metres": clip.unit_in_metres,
         "up_axis": clip.up_axis,

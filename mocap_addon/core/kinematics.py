@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .bones import choose_tails
 from .errors import MocapWriteError
 from .model import ROTATION_CHANNELS, Clip, Skeleton, encode_motion, rotation_order
-from .rotations import FloatArray
+from .rotations import FloatArray, listed_within
 
 
 @dataclass
@@ -59,6 +60,12 @@ def place_translation(skeleton: Skeleton, joint: int, channel: FloatArray) -> Fl
     return channel if skeleton.position_replaces_offset[joint] else channel + skeleton.offsets[joint]
 
 
+def translation_channels(skeleton: Skeleton, joint: int, local: FloatArray) -> FloatArray:
+    """A joint's channel translation from its local translation (:func:`place_translation` undone)."""
+    moved = local if skeleton.position_replaces_offset[joint] else local - skeleton.offsets[joint]
+    return moved @ skeleton.rest_rotations[joint] if skeleton.translation_in_rest_frame[joint] else moved
+
+
 FRAMES_PER_BLOCK = 2048
 
 
@@ -88,17 +95,26 @@ def forward_kinematics(clip: Clip) -> Pose:
 
 
 def _forward_kinematics_block(clip: Clip) -> Pose:
-    """Forward kinematics for all frames at once: one batched product per joint,
-    on joint-major arrays so every slice is contiguous (no recursion)."""
+    """Forward kinematics for all frames at once, on joint-major arrays (see :func:`compose`)."""
     rotation, translation, scale = local_transforms(clip)
-    rotation = np.ascontiguousarray(np.moveaxis(rotation, 1, 0))
-    translation = np.ascontiguousarray(np.moveaxis(translation, 1, 0))
-    scale = np.ascontiguousarray(scale.T)
-    scaled = bool(np.any(scale != 1.0))
+    world_rotation, world_position, world_scale = compose(
+        clip.skeleton.parents, np.ascontiguousarray(np.moveaxis(rotation, 1, 0)),
+        np.ascontiguousarray(np.moveaxis(translation, 1, 0)), np.ascontiguousarray(scale.T))
+    return Pose(np.moveaxis(world_rotation, 0, 1), np.moveaxis(world_position, 0, 1), world_scale.T)
+
+
+def compose(parents: list[int], rotation: FloatArray, translation: FloatArray,
+            scale: FloatArray | None = None) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """World rotations ``(J, F, 3, 3)``, positions ``(J, F, 3)`` and scales ``(J, F)`` from
+    joint-major local ones: one batched product per joint, parents first (no recursion).
+    ``scale`` ``(J, F)`` may be ``None`` (all 1)."""
+    scaled = scale is not None and bool(np.any(scale != 1.0))
+    if scale is None:
+        scale = np.ones(translation.shape[:2])
     world_rotation = np.empty_like(rotation)
     world_position = np.empty_like(translation)
     world_scale = np.empty_like(scale)
-    for joint, parent in enumerate(clip.skeleton.parents):
+    for joint, parent in enumerate(parents):
         if parent < 0:
             world_rotation[joint] = rotation[joint]
             world_position[joint] = translation[joint]
@@ -110,7 +126,7 @@ def _forward_kinematics_block(clip: Clip) -> Pose:
             moved *= world_scale[parent][:, None]
         np.add(world_position[parent], moved, out=world_position[joint])
         np.multiply(world_scale[parent], scale[joint], out=world_scale[joint])
-    return Pose(np.moveaxis(world_rotation, 0, 1), np.moveaxis(world_position, 0, 1), world_scale.T)
+    return world_rotation, world_position, world_scale
 
 
 def world_positions(clip: Clip) -> FloatArray:
@@ -140,6 +156,25 @@ def rest_pose(skeleton: Skeleton) -> tuple[FloatArray, FloatArray]:
 def rest_positions(skeleton: Skeleton) -> FloatArray:
     """World joint origins ``(J, 3)`` of the rest pose."""
     return rest_pose(skeleton)[1]
+
+
+def rest_bones(skeleton: Skeleton, up: FloatArray,
+               bone_vectors: FloatArray | None = None) -> tuple[FloatArray, FloatArray]:
+    """Rest heads and tails ``(J, 3)`` of each joint's bone, in file axes and units.
+
+    The tail is chosen by :func:`~.bones.choose_tails` (``up`` breaks ties and
+    points stubs), unless ``bone_vectors`` ``(J, 3)``, in each joint's own frame,
+    fix the bone a format defines itself (HTR's BoneLength along BoneLengthAxis;
+    zero vectors leave the choice to ``choose_tails``).
+    """
+    rotations, heads = rest_pose(skeleton)
+    sites = [heads[j] + s @ rotations[j].T for j, s in enumerate(skeleton.end_sites)]
+    tails = choose_tails(skeleton.parents, heads, sites, up=up)
+    if bone_vectors is not None:
+        given = (rotations @ bone_vectors[..., None])[..., 0]
+        usable = np.linalg.norm(given, axis=1) > 1e-9 * max(float(np.ptp(heads, axis=0).max()), 1e-9)
+        tails = np.where(usable[:, None], heads + given, tails)
+    return heads, tails
 
 
 def rebase(clip: Clip, rest_frames: FloatArray, layouts: list[tuple[str, ...]],
@@ -222,17 +257,19 @@ def conform(clip: Clip, layouts: list[tuple[str, ...]] | None = None,
 def _keep_raw_angles(source: Clip, target: Clip) -> None:
     """Copy rotation channels unchanged where a joint's rotation did not change form.
 
-    That is, where the joint had no rest rotation and keeps its rotation order:
-    the file's own angles (past ±180° included) then survive a re-layout.
+    That is, where the joint had no rest rotation and its new order lists its old
+    axes in the same sequence (axes it gains are zero): the file's own angles
+    (past ±180° included) then survive a re-layout.
     """
     old, new = source.skeleton, target.skeleton
     old_starts, new_starts = old.channel_starts(), new.channel_starts()
     rest_is_identity = np.all(np.abs(old.rest_rotations - np.eye(3)) <= 1e-12, axis=(1, 2))
     for joint in np.flatnonzero(rest_is_identity):
         old_layout, new_layout = old.channels[joint], new.channels[joint]
-        if rotation_order(old_layout) != rotation_order(new_layout):
+        if not listed_within(rotation_order(old_layout), rotation_order(new_layout)):
             continue
         for channel in ROTATION_CHANNELS:
-            if channel in old_layout:
-                target.motion[:, new_starts[joint] + new_layout.index(channel)] = \
-                    source.motion[:, old_starts[joint] + old_layout.index(channel)]
+            if channel in new_layout:
+                column = new_starts[joint] + new_layout.index(channel)
+                target.motion[:, column] = (source.motion[:, old_starts[joint] + old_layout.index(channel)]
+                                            if channel in old_layout else 0.0)

@@ -17,6 +17,7 @@ so a clip written back in its own format reproduces the file.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -196,6 +197,16 @@ class Clip:
     def fps(self) -> float:
         return 1.0 / self.frame_time
 
+    def take_starts(self) -> list[int]:
+        """The first frame (index from 0) of each take the file held, from ``metadata["takes"]``
+        (HTR block sets numbered afresh); ``[0]`` for a clip that is one take."""
+        starts = self.metadata.get("takes") or []
+        return sorted({0, *(int(t) for t in starts if 0 < int(t) < self.frame_count)})
+
+    def take_ranges(self) -> list[tuple[int, int]]:
+        """Each take's first frame and the frame after its last (indices from 0)."""
+        return list(itertools.pairwise([*self.take_starts(), self.frame_count]))
+
     def channel_values(self, joint: int, channel: str) -> FloatArray | None:
         """The column of one joint's channel, or ``None`` if the joint lacks it."""
         layout = self.skeleton.channels[joint]
@@ -228,13 +239,24 @@ class Clip:
 
     def joint_rotations(self, joint: int) -> FloatArray:
         """One joint's frame rotations ``R_f``, shape ``(F, 3, 3)``."""
-        layout = self.skeleton.channels[joint]
-        order = rotation_order(layout)
+        order, angles = self._rotation_angles(joint)
         if not order:
             return np.broadcast_to(np.eye(3), (self.frame_count, 3, 3)).copy()
+        return rotations.euler_to_matrix(angles, order)
+
+    def joint_quaternions(self, joint: int) -> FloatArray:
+        """One joint's frame rotations ``R_f`` as unit quaternions ``(F, 4)``, straight from its angles."""
+        order, angles = self._rotation_angles(joint)
+        if not order:
+            return np.broadcast_to([1.0, 0.0, 0.0, 0.0], (self.frame_count, 4)).copy()
+        return rotations.euler_to_quaternion(angles, order)
+
+    def _rotation_angles(self, joint: int) -> tuple[str, FloatArray]:
+        """A joint's rotation order and its angles in radians, ``(F, len(order))``."""
+        layout = self.skeleton.channels[joint]
         start = int(self.skeleton.channel_starts()[joint])
         columns = [start + n for n, c in enumerate(layout) if c in ROTATION_CHANNELS]
-        return rotations.euler_to_matrix(np.radians(self.motion[:, columns]), order)
+        return rotation_order(layout), np.radians(self.motion[:, columns])
 
     def joint_translations(self, joint: int) -> FloatArray:
         """One joint's channel translation ``t_f``, shape ``(F, 3)`` (zero where absent)."""

@@ -1,6 +1,8 @@
-"""Changing a clip's frame rate."""
+"""A clip in time: changing its frame rate, cutting it into its takes."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
@@ -32,15 +34,27 @@ def resample(clip: Clip, frame_time: float) -> Clip:
     scales = clip.local_scales()
     if scales is not None:
         scales = scales[before] + weight[:, None] * (scales[before + 1] - scales[before])
-    first_angles = _first_frame_angles(clip)
+    first_angles = first_frame_angles(clip)
     motion = encode_motion(clip.skeleton, rotations.quaternion_to_matrix(turned), moved, scales, first_angles)
     result = clip.copy()
     result.motion = motion
     result.frame_time = frame_time
+    if "takes" in clip.metadata:
+        result.metadata["takes"] = sorted({round(t * clip.frame_time / frame_time) for t in clip.take_starts()})
     return result
 
 
-def _first_frame_angles(clip: Clip) -> np.ndarray:
+def split_takes(clip: Clip) -> list[Clip]:
+    """One clip per take (see :meth:`Clip.take_starts`), each numbered from the clip's first frame."""
+    out = []
+    for first, end in clip.take_ranges():
+        take = dataclasses.replace(clip, motion=clip.motion[first:end], metadata=dict(clip.metadata))
+        take.metadata.pop("takes", None)
+        out.append(take)
+    return out
+
+
+def first_frame_angles(clip: Clip) -> np.ndarray:
     """Each joint's first-frame angles in its own order (degrees, zero-padded to three)."""
     out = np.zeros((clip.skeleton.joint_count, 3))
     if clip.frame_count == 0:

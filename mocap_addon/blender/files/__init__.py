@@ -5,21 +5,27 @@ from __future__ import annotations
 import bpy
 
 from . import acclaim, bvh, htr, panel
-from .base import file_handler
+from .base import MocapImportBase, file_handler
 
 # (import operator, export operator) per format; each gets menu entries and a FileHandler.
 FORMATS = bvh.FORMATS + htr.FORMATS + acclaim.FORMATS
 CLASSES = (*(c for pair in FORMATS for c in (*pair, file_handler(*pair))), panel.VIEW3D_PT_mocap_io)
 
 
+def menu_label(importer: type[MocapImportBase]) -> str:
+    """A File menu entry's text: named after the add-on, so it stands apart from Blender's own
+    "Motion Capture (.bvh)" entries of io_anim_bvh."""
+    return f"Mocap I/O {importer.format_label} ({'/'.join(importer.extensions)})"
+
+
 def _menu_import(self: bpy.types.Menu, context: bpy.types.Context) -> None:
     for importer, _ in FORMATS:
-        self.layout.operator(importer.bl_idname, text=f"Motion Capture ({importer.filename_ext})")
+        self.layout.operator(importer.bl_idname, text=menu_label(importer))
 
 
 def _menu_export(self: bpy.types.Menu, context: bpy.types.Context) -> None:
-    for _, exporter in FORMATS:
-        self.layout.operator(exporter.bl_idname, text=f"Motion Capture ({exporter.filename_ext})")
+    for importer, exporter in FORMATS:
+        self.layout.operator(exporter.bl_idname, text=menu_label(importer))
 
 
 def add_menus() -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import os
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
@@ -23,6 +23,7 @@ class IMPORT_ANIM_OT_mocap_amc(bpy.types.Operator, MocapImportBase):
     bl_options = {"REGISTER", "UNDO", "PRESET"}
     format_label = "ASF/AMC"
     filename_ext = ".amc"
+    extensions = (".amc", ".asf")
     filter_glob: StringProperty(default="*.amc;*.AMC;*.asf;*.ASF", options={"HIDDEN"})
     skeleton_path: StringProperty(name="Skeleton (.asf)", subtype="FILE_PATH", default="",
                                   description="The .asf to use; empty: the one beside the .amc with a matching name")
@@ -41,31 +42,26 @@ class IMPORT_ANIM_OT_mocap_amc(bpy.types.Operator, MocapImportBase):
                                  description="Switch the limit constraints on (captured motion that strays past "
                                              "its limits is then clamped); off, the pose is exactly the file's")
 
-    def load_options(self) -> dict:
-        if self.filepath.lower().endswith(".asf"):
-            return {"length_reading": self.length_reading}
-        options = {"length_reading": self.length_reading, "lenient": self.lenient, "fps": self.fps}
-        if self.skeleton_path:
-            options["skeleton"] = bpy.path.abspath(self.skeleton_path)
+    format_options = ("skeleton_path", "length_reading", "fps", "lenient", "use_limits", "enforce_limits")
+
+    @classmethod
+    def load_options(cls, values: Mapping[str, Any], path: str) -> dict:
+        if path.lower().endswith(".asf"):
+            return {"length_reading": values["length_reading"]}
+        options = {"length_reading": values["length_reading"], "lenient": values["lenient"], "fps": values["fps"]}
+        if values["skeleton_path"]:
+            options["skeleton"] = bpy.path.abspath(values["skeleton_path"])
         return options
 
-    def extra_options(self) -> tuple[str, ...]:
-        return ("skeleton_path", "length_reading", "fps", "lenient", "use_limits", "enforce_limits")
-
-    def after_import(self, clip: Clip, result: ImportResult) -> list[str]:
-        if not self.use_limits:
+    @classmethod
+    def after_import(cls, values: Mapping[str, Any], clip: Clip, result: ImportResult) -> list[str]:
+        if not values["use_limits"]:
             return []
         from .constraints import add_limit_constraints
 
         skipped = add_limit_constraints(result.obj, clip, result.rig.orientations, result.rig.joint_axes,
-                                        result.scale, self.enforce_limits)
+                                        result.scale, values["enforce_limits"])
         return [f"limits of {', '.join(skipped)} not along the bone's axes: no constraint"] if skipped else []
-
-    def paths(self) -> list[str]:
-        # Picking an .asf alone imports its rest skeleton; an .asf picked beside its .amc adds nothing.
-        chosen = super().paths()
-        motions = {os.path.splitext(p)[0].lower() for p in chosen if p.lower().endswith(".amc")}
-        return [p for p in chosen if p.lower().endswith(".amc") or os.path.splitext(p)[0].lower() not in motions]
 
 
 class EXPORT_ANIM_OT_mocap_amc(bpy.types.Operator, MocapExportBase):

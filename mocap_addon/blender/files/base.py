@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from functools import partial
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import bpy
 import numpy as np
@@ -39,6 +40,19 @@ def file_axes(forward: str, up: str, file_up: str) -> tuple[str, str]:
     return forward, up
 
 
+def reason(error: Exception) -> str:
+    """One line saying why a file failed: the system's reason for OS errors, else the message."""
+    if isinstance(error, OSError) and error.strerror:
+        return f"{error.filename}: {error.strerror}" if error.filename else error.strerror
+    return str(error)
+
+
+def operator_properties(idname: str) -> bpy.types.bpy_prop_collection:
+    """The RNA properties (names, defaults, items) of the registered operator ``idname``."""
+    module, name = idname.split(".")
+    return getattr(getattr(bpy.ops, module), name).get_rna_type().properties
+
+
 def _progress(window_manager: bpy.types.WindowManager, done: int, share: float) -> None:
     window_manager.progress_update(done + share)
 
@@ -47,6 +61,8 @@ class MocapImportBase(ImportHelper):
     """Options and the import loop every format shares; subclasses name the format."""
 
     format_label: ClassVar[str] = ""
+    format_options: ClassVar[tuple[str, ...]] = ()  # the format's own properties, drawn after the shared ones
+    extensions: ClassVar[tuple[str, ...]] = ()  # what core.formats.format_of says this format's reader takes
     bl_idname: ClassVar[str]
 
     files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
@@ -71,29 +87,51 @@ class MocapImportBase(ImportHelper):
     use_file_up_axis: BoolProperty(name="File's Up Axis", default=True,
                                    description="Use the up axis the file states (HTR's GlobalAxisofGravity) "
                                                "instead of Up")
+    reduce_keys: BoolProperty(name="Reduce Keys", default=False,
+                              description="Keep only the keys needed to hold every bone's head and tail within "
+                                          "Tolerance of the full import at every frame (LINEAR keys)")
+    reduce_tolerance: FloatProperty(name="Tolerance", default=0.002, min=0.0, max=0.1, soft_max=0.01, step=0.01,
+                                    precision=4, description="How far any bone head or tail may move, as a "
+                                                             "fraction of the figure's height (0.002: 3.6 mm "
+                                                             "on a 1.8 m figure)")
 
-    def load_options(self) -> dict:
-        """Format-specific keyword arguments for ``core.load``."""
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        if context.collection is not None and not context.collection.is_editable:
+            cls.poll_message_set(f"Collection '{context.collection.name}' is linked from a library: "
+                                 "make another collection active to import into")
+            return False
+        return True
+
+    @classmethod
+    def load_options(cls, values: Mapping[str, Any], path: str) -> dict:
+        """Keyword arguments for ``core.load`` from this format's option ``values``."""
         return {}
 
+    @classmethod
+    def after_import(cls, values: Mapping[str, Any], clip: Clip, result: ImportResult) -> list[str]:
+        """Format-specific finishing touches on the new armature; returns warnings."""
+        return []
+
     def paths(self) -> list[str]:
-        if self.files and self.directory:
+        """The chosen files: every named entry of ``files``, else ``filepath`` unless it is a folder."""
+        if self.directory and any(f.name for f in self.files):
             return [os.path.join(self.directory, f.name) for f in self.files if f.name]
-        return [self.filepath]
+        return [self.filepath] if self.filepath and not os.path.isdir(self.filepath) else []
+
+    def option_values(self, reader: type[MocapImportBase]) -> dict[str, Any]:
+        """``reader``'s format options: this operator's value where it has the option, else the default."""
+        own, theirs = operator_properties(type(self).bl_idname), operator_properties(reader.bl_idname)
+        return {name: getattr(self, name) if name in own else theirs[name].default for name in reader.format_options}
 
     def draw(self, context: bpy.types.Context) -> None:
         layout = self.layout
         layout.use_property_split = True
         for name in ("unit", "scale", "axis_forward", "axis_up", "use_file_up_axis", "frame_start", "fps_mode",
-                     "update_scene_range", "rotation_mode", *self.extra_options()):
-            layout.prop(self, name)
-
-    def extra_options(self) -> tuple[str, ...]:
-        return ()
-
-    def after_import(self, clip: Clip, result: ImportResult) -> list[str]:
-        """Format-specific finishing touches on the new armature; returns warnings."""
-        return []
+                     "update_scene_range", "rotation_mode", "reduce_keys", "reduce_tolerance", *self.format_options):
+            row = layout.row()
+            row.active = name != "reduce_tolerance" or self.reduce_keys
+            row.prop(self, name)
 
     def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
         if self.directory and self.files and hasattr(self, "invoke_popup"):
@@ -102,32 +140,44 @@ class MocapImportBase(ImportHelper):
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         from ...core import MocapFormatError, load
+        from ...core.formats import files_to_read, format_of
+        from . import FORMATS
         from .importer import ImportSettings, import_clip
 
-        paths = self.paths()
+        jobs = files_to_read(self.paths())
+        if not jobs:
+            where = f" in {self.directory}" if self.directory else ""
+            self.report({"ERROR"}, f"{self.format_label} import: no file selected{where}")
+            return {"CANCELLED"}
         window_manager = context.window_manager
-        window_manager.progress_begin(0, len(paths))
+        window_manager.progress_begin(0, len(jobs))
         imported, failed = [], 0
         try:
-            for number, path in enumerate(paths):
+            for number, (path, skeleton) in enumerate(jobs):
+                reader: type[MocapImportBase] = type(self)
                 try:
-                    clip = load(path, **self.load_options())
+                    extension = format_of(path)
+                    reader = next((r for r, _ in FORMATS if extension in r.extensions), reader)
+                    values = self.option_values(reader)
+                    options = reader.load_options(values, path)
+                    if skeleton is not None:
+                        options.setdefault("skeleton", skeleton)
+                    clip = load(path, **options)
                     forward, up = self.axis_forward, self.axis_up
                     if self.use_file_up_axis and clip.metadata.get("format") != "bvh":
                         forward, up = file_axes(forward, up, clip.up_axis)
                     settings = ImportSettings(conversion_matrix(forward, up), self.scale, self.unit,
                                               self.frame_start, self.fps_mode, self.update_scene_range,
-                                              self.rotation_mode)
+                                              self.rotation_mode, bool(values.get("split_takes", False)),
+                                              reduce_tolerance=self.reduce_tolerance if self.reduce_keys else None)
                     name = os.path.splitext(os.path.basename(path))[0]
                     result = import_clip(context, clip, name, settings, partial(_progress, window_manager, number))
                 except (MocapFormatError, OSError, ValueError) as error:
                     failed += 1
-                    self.report({"ERROR"}, f"{self.format_label} import failed: {error}")
+                    self.report({"ERROR"}, f"{reader.format_label} import failed: {reason(error)}")
                     continue
                 imported.append(result.obj)
-                for warning in self.after_import(clip, result):
-                    self.report({"WARNING"}, f"{os.path.basename(path)}: {warning}")
-                for warning in clip.metadata.get("warnings", []):
+                for warning in reader.after_import(values, clip, result) + clip.metadata.get("warnings", []):
                     self.report({"WARNING"}, f"{os.path.basename(path)}: {warning}")
                 self.report({"INFO"}, f"Imported {result.summary()}")
         finally:
@@ -160,34 +210,91 @@ class MocapExportBase(ExportHelper):
         name="Rotation Order", default="ZXY", items=[(o, o, f"Channels listed {o}") for o in
                                                      ("ZXY", "ZYX", "XYZ", "XZY", "YXZ", "YZX")],
         description="Channel order for armatures not imported by this add-on")
+    use_import_layout: BoolProperty(
+        name="Original Layout", default=True,
+        description="For an armature this add-on imported: write its file's channels, rotation orders and header "
+                    "(renamed bones under their new names); off: write the bones as they are now, as for any armature")
+    # Set by Blender when the operator runs as one of a collection's exporters (Collection > Exporters).
+    collection: StringProperty(name="Source Collection", default="", options={"HIDDEN"},
+                               description="Export this collection's armatures (and its children's), "
+                                           "not the active object")
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        return context.active_object is not None and context.active_object.type == "ARMATURE"
+        active = context.active_object
+        collection = getattr(context, "collection", None)
+        if (active is not None and active.type == "ARMATURE") or (
+                collection is not None and any(o.type == "ARMATURE" for o in collection.all_objects)):
+            return True
+        cls.poll_message_set("Select the armature to export")
+        return False
 
     def save_options(self) -> dict:
         """Keyword arguments for ``core.save``; formats with more options extend them."""
         return {"precision": self.precision}
 
+    def target_path(self) -> str:
+        """``filepath`` with this format's extension added when it has none of its own (as the file
+        browser does); a name with another motion capture format's extension is refused."""
+        from ...core.formats import FORMATS
+
+        extension = os.path.splitext(self.filepath)[1].lower()
+        if extension == self.filename_ext:
+            return self.filepath
+        if extension in FORMATS:
+            raise ValueError(f"{os.path.basename(self.filepath)}: the {self.format_label} exporter writes "
+                             f"{self.filename_ext} files, not {extension}")
+        return self.filepath + self.filename_ext
+
+    def targets(self, context: bpy.types.Context, path: str) -> list[tuple[bpy.types.Object, str]]:
+        """The armatures to write, with their files: the source collection's (one file each, named
+        after the armature when there are several), else the active armature, to ``path``."""
+        if not self.collection:
+            active = context.active_object
+            return [(active, path)] if active is not None and active.type == "ARMATURE" else []
+        source = bpy.data.collections.get(self.collection)
+        armatures = sorted((o for o in source.all_objects if o.type == "ARMATURE"), key=lambda o: o.name) \
+            if source is not None else []
+        if len(armatures) == 1:
+            return [(armatures[0], path)]
+        stem, extension = os.path.splitext(path)
+        return [(obj, f"{stem}_{bpy.path.clean_name(obj.name)}{extension}") for obj in armatures]
+
     def execute(self, context: bpy.types.Context) -> set[str]:
         from ...core import save
+        from ...core.units import unit_note
         from .exporter import ExportSettings, export_clip
 
-        started = time.perf_counter()
         scene = context.scene
         settings = ExportSettings(conversion_matrix(self.axis_forward, self.axis_up), self.scale, self.unit,
                                   None if self.use_action_range else scene.frame_start,
-                                  None if self.use_action_range else scene.frame_end, self.rotation_order)
-        obj = context.active_object
+                                  None if self.use_action_range else scene.frame_end, self.rotation_order,
+                                  self.use_import_layout)
         try:
-            clip = export_clip(obj, settings)
-            save(clip, self.filepath, **self.save_options())
-        except (OSError, ValueError) as error:
-            self.report({"ERROR"}, f"{self.format_label} export failed: {error}")
+            targets = self.targets(context, self.target_path())
+        except ValueError as error:
+            self.report({"ERROR"}, f"{self.format_label} export failed: {reason(error)}")
             return {"CANCELLED"}
-        self.report({"INFO"}, f"Exported {obj.name}: {clip.skeleton.joint_count} joints, {clip.frame_count} "
-                              f"frames in {time.perf_counter() - started:.2f} s")
-        return {"FINISHED"}
+        if not targets:
+            where = f"collection {self.collection!r} has" if self.collection else "there is"
+            self.report({"ERROR"}, f"{self.format_label} export failed: {where} no armature to export")
+            return {"CANCELLED"}
+        written = 0
+        for obj, target in targets:
+            started = time.perf_counter()
+            try:
+                clip = export_clip(obj, settings)
+                save(clip, target, **self.save_options())
+            except (OSError, ValueError) as error:
+                which = f" ({obj.name})" if len(targets) > 1 else ""
+                self.report({"ERROR"}, f"{self.format_label} export failed{which}: {reason(error)}")
+                continue
+            written += 1
+            note = unit_note(clip, self.filename_ext)
+            self.report({"INFO"}, f"Exported {obj.name} to {target}: {clip.skeleton.joint_count} joints, "
+                                  f"{clip.frame_count} frames in {time.perf_counter() - started:.2f} s"
+                                  + (f"; {note}" if note else ""))
+        return {"FINISHED"} if written else {"CANCELLED"}
 
 
 def file_handler(importer: type[MocapImportBase], exporter: type[MocapExportBase]) -> type:
@@ -202,6 +309,6 @@ def file_handler(importer: type[MocapImportBase], exporter: type[MocapExportBase
         "bl_label": f"{importer.format_label} motion capture",
         "bl_import_operator": importer.bl_idname,
         "bl_export_operator": exporter.bl_idname,
-        "bl_file_extensions": importer.filename_ext,
+        "bl_file_extensions": ";".join(importer.extensions),
         "poll_drop": classmethod(poll_drop),
     })

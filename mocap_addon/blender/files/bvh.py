@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import bpy
-from bpy.props import EnumProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty, StringProperty
 
 from .base import MocapExportBase, MocapImportBase
 
@@ -16,6 +19,7 @@ class IMPORT_ANIM_OT_mocap_bvh(bpy.types.Operator, MocapImportBase):
     bl_options = {"REGISTER", "UNDO", "PRESET"}
     format_label = "BVH"
     filename_ext = ".bvh"
+    extensions = (".bvh",)
     filter_glob: StringProperty(default="*.bvh", options={"HIDDEN"})
     position_mode: EnumProperty(
         name="Position Channels", default="replace",
@@ -23,11 +27,14 @@ class IMPORT_ANIM_OT_mocap_bvh(bpy.types.Operator, MocapImportBase):
                                              "(Blender, MotionBuilder, Mixamo)"),
                ("add", "Add to Offset", "Position channels are added to the joint's OFFSET (older notes)")])
 
-    def load_options(self) -> dict:
-        return {"position_mode": self.position_mode}
+    lenient: BoolProperty(name="Load Incomplete Files", default=True,
+                          description="Load the motion rows present when their number differs from 'Frames:' "
+                                      "(reported with both counts); off: refuse such files")
+    format_options = ("position_mode", "lenient")
 
-    def extra_options(self) -> tuple[str, ...]:
-        return ("position_mode",)
+    @classmethod
+    def load_options(cls, values: Mapping[str, Any], path: str) -> dict:
+        return {"position_mode": values["position_mode"], "strict": not values["lenient"]}
 
 
 class EXPORT_ANIM_OT_mocap_bvh(bpy.types.Operator, MocapExportBase):

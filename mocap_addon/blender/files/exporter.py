@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import bpy
 import numpy as np
@@ -10,7 +11,8 @@ import numpy as np
 from ...core import Clip, Skeleton
 from ...core.kinematics import rest_pose
 from ...core.model import encode_joint
-from ..animation import curves_by_path, read_bone
+from ...core.units import scale_lengths
+from ..animation import curves_by_path, has_keys, read_bone
 from ..armature import rest_matrices
 from ..rig_math import BoneFrames, RestRig, bone_to_joint
 from ..storage import PROPERTY, skeleton_from_json
@@ -27,6 +29,7 @@ class ExportSettings:
     frame_start: int | None = None  # None: the action's range
     frame_end: int | None = None
     rotation_order: str = "ZXY"  # for rigs not imported by this add-on
+    use_import_layout: bool = True  # False: write an imported rig's bones as they are now, like any other rig
 
 
 def armature_action(obj: bpy.types.Object) -> bpy.types.Action | None:
@@ -34,9 +37,11 @@ def armature_action(obj: bpy.types.Object) -> bpy.types.Action | None:
     return animation.action if animation else None
 
 
-def frame_range(obj: bpy.types.Object, settings: ExportSettings) -> np.ndarray:
-    """Frames to export: the settings' range, else the action's, else the scene's current frame."""
-    action = armature_action(obj)
+def frame_range(obj: bpy.types.Object, settings: ExportSettings,
+                action: bpy.types.Action | None = None) -> np.ndarray:
+    """Frames to export: the settings' range, else the action's (the armature's own unless given), else the
+    scene's current frame."""
+    action = action or armature_action(obj)
     if action is not None:
         first, last = (round(v) for v in action.frame_range)
     else:
@@ -46,8 +51,10 @@ def frame_range(obj: bpy.types.Object, settings: ExportSettings) -> np.ndarray:
     return np.arange(first, max(first, last) + 1, dtype=np.float64)
 
 
-def skeleton_from_bones(obj: bpy.types.Object, settings: ExportSettings, scale: float) -> Skeleton:
-    """A BVH-style skeleton for any armature: 6 channels on roots, 3 rotations elsewhere."""
+def skeleton_from_bones(obj: bpy.types.Object, settings: ExportSettings, scale: float,
+                        curves: dict[tuple[str, int], bpy.types.FCurve] | None = None) -> Skeleton:
+    """A BVH-style skeleton for any armature: three rotations per bone in the chosen order, and
+    position channels (replacing the offset) on roots and on every bone with location keys in ``curves``."""
     bones = sorted(obj.data.bones, key=lambda b: len(b.parent_recursive))
     names = [b.name for b in bones]
     back = settings.conversion.T / scale
@@ -55,15 +62,16 @@ def skeleton_from_bones(obj: bpy.types.Object, settings: ExportSettings, scale: 
     parents = [names.index(b.parent.name) if b.parent else -1 for b in bones]
     offsets = np.array([(heads[j] - (heads[p] if p >= 0 else 0.0)) @ back.T for j, p in enumerate(parents)])
     rotation = tuple(f"r{axis.lower()}" for axis in settings.rotation_order)
-    channels = [(("tx", "ty", "tz") if p < 0 else ()) + rotation for p in parents]
+    moves = np.array([p < 0 or has_keys(curves or {}, name, "location") for name, p in zip(names, parents)])
+    channels = [(("tx", "ty", "tz") if move else ()) + rotation for move in moves]
     end_sites = [(np.array(b.tail_local) - np.array(b.head_local)) @ back.T if not b.children else np.zeros((0, 3))
                  for b in bones]
     return Skeleton(names, parents, offsets, channels, [np.reshape(e, (-1, 3)) for e in end_sites],
-                    position_replaces_offset=np.array([p < 0 for p in parents]))
+                    position_replaces_offset=moves)
 
 
-def export_clip(obj: bpy.types.Object, settings: ExportSettings) -> Clip:
-    """The armature's animation as a clip, in the file's axes and units."""
+def export_clip(obj: bpy.types.Object, settings: ExportSettings, action: bpy.types.Action | None = None) -> Clip:
+    """The armature's animation (its own action unless one is given) as a clip, in the file's axes and units."""
     stored = obj.data.get(PROPERTY)
     record: dict = {}
     if stored is not None:
@@ -71,35 +79,81 @@ def export_clip(obj: bpy.types.Object, settings: ExportSettings) -> Clip:
         import_scale = float(record["scale"])
     else:
         import_scale = 1.0
+    # Blender lengths per written unit; an imported skeleton is first posed in its own file units.
     scale = settings.scale * (import_scale if settings.unit == "AUTO" else UNIT_PRESETS[settings.unit])
-    if stored is None:
-        skeleton = skeleton_from_bones(obj, settings, scale)
-    missing = [n for n in skeleton.names if n not in obj.pose.bones]
-    if missing:
-        raise ValueError(f"bones renamed or removed since import: {', '.join(missing[:5])}")
-    frames = frame_range(obj, settings)
-    action = armature_action(obj)
+    action = action or armature_action(obj)
     if action is None:
         raise ValueError(f"{obj.name} has no action to export")
+    curves = curves_by_path(obj, action)
+    metadata = dict(record.get("metadata", {}))
+    from_record = stored is not None and settings.use_import_layout
+    if not from_record:
+        skeleton = skeleton_from_bones(obj, settings, scale, curves)
+        metadata = {}
+    else:
+        names = joint_bones(obj, skeleton)
+        renamed = dict(zip(skeleton.names, names))
+        skeleton = replace(skeleton, names=names)
+        metadata = _renamed(metadata, renamed)
+    native = import_scale if from_record else scale  # the skeleton's own lengths per Blender length
+    frames = frame_range(obj, settings, action)
     orientations, heads = rest_matrices(obj, skeleton.names)
     rest_rotations, _ = rest_pose(skeleton)
     rig = RestRig(heads, heads, orientations, settings.conversion @ rest_rotations)
     bone_frames = BoneFrames.of(skeleton.parents, rig, settings.conversion)
-    curves = curves_by_path(obj, action)
     starts = skeleton.channel_starts()
     motion = np.zeros((len(frames), int(starts[-1])))
     for joint, name in enumerate(skeleton.names):
         rotation, location, local_scale = read_bone(obj.pose.bones[name], curves, frames)
-        local_rotation, local_translation = bone_to_joint(bone_frames, joint, rotation, location, scale)
+        local_rotation, local_translation = bone_to_joint(bone_frames, joint, rotation, location, native)
         frame_rotation, channel_translation = _channel_values(skeleton, joint, local_rotation, local_translation)
         motion[:, starts[joint]: starts[joint + 1]] = encode_joint(
             skeleton.channels[joint], frame_rotation, channel_translation, local_scale,
             skeleton.length_directions[joint])
     frame_time = float(action.get("mocap_frame_time", record.get("frame_time", 1.0 / scene_fps(bpy.context.scene))))
-    metadata = dict(record.get("metadata", {}))
     metadata["warnings"] = []
-    return Clip(skeleton, motion, frame_time, start_frame=int(record.get("start_frame", 1)),
-                unit_in_metres=record.get("unit_in_metres"), up_axis=record.get("up_axis", "Y"), metadata=metadata)
+    # Takes are kept with the action they were imported into, as frames after its first key.
+    metadata.pop("takes", None)
+    first_key = round(action.frame_range[0])
+    if action.get("mocap_takes"):
+        metadata["takes"] = [int(t) + first_key - int(frames[0]) for t in action["mocap_takes"]]
+    clip = Clip(skeleton, motion, frame_time, start_frame=int(record.get("start_frame", 1)),
+                unit_in_metres=_file_unit(settings, stored is not None, record.get("unit_in_metres")),
+                up_axis=record.get("up_axis", "Y"), metadata=metadata)
+    return clip if native == scale else scale_lengths(clip, native / scale)
+
+
+def _file_unit(settings: ExportSettings, imported: bool, imported_unit: float | None) -> float | None:
+    """One written unit in metres: the chosen preset; else the unit the import read (values are
+    the file's again), else a metre (a rig made in Blender, whose units are metres)."""
+    if settings.unit != "AUTO":
+        return UNIT_PRESETS[settings.unit]
+    return imported_unit if imported else 1.0
+
+
+def joint_bones(obj: bpy.types.Object, skeleton: Skeleton) -> list[str]:
+    """The armature's bone for each stored joint, with the stored hierarchy.  Bones keep their place
+    in the armature when renamed, so they are matched by place first (renamed bones export under
+    their new names), else by name; anything else has changed too much to write the stored layout."""
+    bones = obj.data.bones
+    by_place = [bone.name for bone in list(bones)[:skeleton.joint_count]]
+    for names in (by_place, skeleton.names):
+        if all(name in bones for name in names) and len(names) == skeleton.joint_count:
+            index = {name: joint for joint, name in enumerate(names)}
+            parents = [index.get(bones[name].parent.name, -2) if bones[name].parent else -1 for name in names]
+            if parents == skeleton.parents:
+                return list(names)
+    missing = [name for name in skeleton.names if name not in bones] or ["hierarchy changed"]
+    raise ValueError(f"bones removed or re-parented since import ({', '.join(missing[:5])}): "
+                     "switch off Original Layout to export the armature as it is now")
+
+
+def _renamed(value: Any, names: dict[str, str]) -> Any:
+    """``value`` with every table keyed by joint names (ASF limits and dofs, …) keyed by the new names."""
+    if not isinstance(value, dict):
+        return value
+    by_joint = bool(value) and all(key in names for key in value)
+    return {(names[key] if by_joint else key): _renamed(item, names) for key, item in value.items()}
 
 
 def _channel_values(skeleton: Skeleton, joint: int, rotation: np.ndarray,

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import bpy
-from bpy.props import EnumProperty, IntProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
 from .base import MocapExportBase, MocapImportBase
 
 ORDER_ITEMS = [("listed", "As Listed", "EulerRotationOrder ZYX means Rz·Ry·Rx (what real files show)"),
                ("reversed", "Reversed", "EulerRotationOrder ZYX means Rx·Ry·Rz")]
-TRANSLATION_ITEMS = [("parent", "Parent Frame", "Frame translations add to the base translation (format notes)"),
-                     ("rotated", "Base-Rotated", "Frame translations are turned by the base rotation first")]
+TRANSLATION_ITEMS = [("rotated", "Base-Rotated", "Frame translations are turned by the base rotation "
+                                                 "(what real files show)"),
+                     ("parent", "Parent Frame", "Frame translations add to the base translation (format notes)")]
 
 
 class IMPORT_ANIM_OT_mocap_htr(bpy.types.Operator, MocapImportBase):
@@ -21,15 +25,18 @@ class IMPORT_ANIM_OT_mocap_htr(bpy.types.Operator, MocapImportBase):
     bl_options = {"REGISTER", "UNDO", "PRESET"}
     format_label = "HTR"
     filename_ext = ".htr"
+    extensions = (".htr",)
     filter_glob: StringProperty(default="*.htr;*.HTR", options={"HIDDEN"})
     order_reading: EnumProperty(name="Rotation Order", items=ORDER_ITEMS, default="listed")
-    translation: EnumProperty(name="Frame Translation", items=TRANSLATION_ITEMS, default="parent")
+    translation: EnumProperty(name="Frame Translation", items=TRANSLATION_ITEMS, default="rotated")
+    split_takes: BoolProperty(name="One Action per Take", default=False,
+                              description="A file holding several takes (block sets numbered afresh) becomes one "
+                                          "action per take; else one action, with a timeline marker per take")
+    format_options = ("order_reading", "translation", "split_takes")
 
-    def load_options(self) -> dict:
-        return {"order_reading": self.order_reading, "translation": self.translation}
-
-    def extra_options(self) -> tuple[str, ...]:
-        return ("order_reading", "translation")
+    @classmethod
+    def load_options(cls, values: Mapping[str, Any], path: str) -> dict:
+        return {"order_reading": values["order_reading"], "translation": values["translation"]}
 
 
 class EXPORT_ANIM_OT_mocap_htr(bpy.types.Operator, MocapExportBase):
@@ -43,7 +50,7 @@ class EXPORT_ANIM_OT_mocap_htr(bpy.types.Operator, MocapExportBase):
     filter_glob: StringProperty(default="*.htr;*.HTR", options={"HIDDEN"})
     precision: IntProperty(name="Decimals", default=8, min=1, max=12, description="Decimals written per value")
     order_reading: EnumProperty(name="Rotation Order", items=ORDER_ITEMS, default="listed")
-    translation: EnumProperty(name="Frame Translation", items=TRANSLATION_ITEMS, default="parent")
+    translation: EnumProperty(name="Frame Translation", items=TRANSLATION_ITEMS, default="rotated")
 
     def save_options(self) -> dict:
         return {**super().save_options(), "order_reading": self.order_reading, "translation": self.translation}

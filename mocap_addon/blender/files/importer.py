@@ -5,18 +5,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import bpy
 import numpy as np
 
 from ...core import Clip
-from ...core.model import SCALE_CHANNEL, TRANSLATION_CHANNELS, rotation_order
-from ...core.timing import resample
-from ..animation import write_action
+from ...core.model import SCALE_CHANNEL, TRANSLATION_CHANNELS
+from ...core.reduce import EulerKeys, reduce_keys
+from ...core.timing import resample, split_takes
+from ..animation import euler_mode, write_action
 from ..armature import build_armature, rest_matrices
+from ..compat import Channels, assign_action
 from ..rig_math import BoneFrames, RestRig, build_rest_rig, joint_basis
 from ..storage import PROPERTY, skeleton_to_json
+from ..tools.mapping import detect_mapping
 
 # Length of one file unit in metres, per unit preset ('AUTO' asks the file).
 UNIT_PRESETS = {"M": 1.0, "CM": 0.01, "MM": 0.001, "IN": 0.0254, "FT": 0.3048}
@@ -34,12 +37,16 @@ class ImportSettings:
     fps_mode: str = "KEYS"
     update_scene_range: bool = False
     rotation_mode: str = "QUATERNION"
+    split_takes: bool = False  # one action per take (HTR block sets), else one action with timeline markers
+    reduce_tolerance: float | None = None  # key reduction's bound (a fraction of the figure's height); None: off
+
+    def file_unit(self, clip: Clip) -> float | None:
+        """One file unit in metres as this import reads it: the preset, else the file's own (or none)."""
+        return clip.unit_in_metres if self.unit == "AUTO" else UNIT_PRESETS[self.unit]
 
     def metres_per_unit(self, clip: Clip) -> float:
-        """Blender units per file unit: the preset, or the file's own unit, times the scale."""
-        if self.unit == "AUTO":
-            return self.scale * (clip.unit_in_metres or 1.0)
-        return self.scale * UNIT_PRESETS[self.unit]
+        """Blender units per file unit: the preset, or the file's own unit (else 1), times the scale."""
+        return self.scale * (self.file_unit(clip) or 1.0)
 
 
 @dataclass
@@ -51,10 +58,38 @@ class ImportResult:
     seconds: float
     rig: RestRig
     scale: float
+    keys: KeyReport | None = None
 
     def summary(self) -> str:
-        return (f"{self.obj.name}: {self.joints} joints, {self.frames} frames at {self.fps:g} fps "
-                f"in {self.seconds:.2f} s")
+        motion = f"{self.frames} frames at {self.fps:g} fps" if self.frames else "skeleton only"
+        reduced = f"; {self.keys.summary()}" if self.keys else ""
+        return f"{self.obj.name}: {self.joints} joints, {motion} in {self.seconds:.2f} s{reduced}"
+
+
+@dataclass
+class KeyReport:
+    """What key reduction kept: keys written against one per frame and curve, and the largest
+    distance of any bone head or tail from the full import (Blender units)."""
+
+    before: int
+    after: int
+    worst_error: float
+    height: float
+
+    def summary(self) -> str:
+        return (f"keys {self.before} -> {self.after} ({100 * self.after / max(self.before, 1):.1f} %), "
+                f"worst error {self.worst_error:.3g} ({self.worst_error / self.height:.2g} of the height)")
+
+    def record(self, tolerance: float) -> dict[str, float | int]:
+        """The figures as an ID property (plain numbers), with the tolerance asked for."""
+        return {"tolerance": float(tolerance), "before": int(self.before), "after": int(self.after),
+                "worst_error": float(self.worst_error), "height": float(self.height)}
+
+    @classmethod
+    def total(cls, reports: list[KeyReport]) -> KeyReport:
+        """The figures of several actions (one per take) together."""
+        return cls(sum(r.before for r in reports), sum(r.after for r in reports),
+                   max(r.worst_error for r in reports), reports[0].height)
 
 
 @contextmanager
@@ -94,29 +129,67 @@ def import_clip(context: bpy.types.Context, clip: Clip, name: str, settings: Imp
         obj = build_armature(name, clip.skeleton, rig, context)
         # Pose against the rest Blender actually stored (float32 heads and rolls), not the ideal one.
         rig.orientations, rig.heads = rest_matrices(obj, clip.skeleton.names)
-        obj.data[PROPERTY] = skeleton_to_json(clip, settings.conversion, scale)
+        # The record keeps the unit the import read, so an export states it (a BVH read as cm exports as cm).
+        obj.data[PROPERTY] = skeleton_to_json(replace(clip, unit_in_metres=settings.file_unit(clip)),
+                                              settings.conversion, scale)
+        detect_mapping(obj, clip.skeleton)
         progress(0.4)
         skeleton = clip.skeleton
         bone_frames = BoneFrames.of(skeleton.parents, rig, settings.conversion)
 
-        def poses() -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
-            for joint in range(skeleton.joint_count):
-                progress(0.4 + 0.6 * joint / skeleton.joint_count)
-                rotation, location = joint_basis(clip, bone_frames, joint, scale)
-                yield rotation, location, clip.channel_values(joint, SCALE_CHANNEL)
-
-        frames = settings.frame_start + np.arange(clip.frame_count, dtype=np.float64)
         moves = [any(c in TRANSLATION_CHANNELS or c == "l" for c in layout) for layout in skeleton.channels]
-        orders = [rotation_order(layout) for layout in skeleton.channels]
-        if clip.frame_count:
-            action = write_action(obj, name, skeleton.names, frames, settings.rotation_mode, orders, moves, poses())
-            action["mocap_frame_time"] = clip.frame_time
+        orders = bone_frames.euler_orders(skeleton)
+        takes = clip.take_starts()
+        parts = split_takes(clip) if settings.split_takes and len(takes) > 1 else [clip]
+        done = np.cumsum([0] + [part.frame_count for part in parts]) / max(clip.frame_count, 1)
+        # Key reduction models the curves written: Euler angles of each bone's own basis, or quaternions.
+        euler = (EulerKeys([euler_mode(order)[::-1] for order in orders], bone_frames.left, bone_frames.to_bone)
+                 if settings.rotation_mode == "EULER" else None)
+        reports: list[KeyReport] = []
+
+        def keys(part: Clip, number: int, action_name: str) -> bpy.types.Action:
+            def poses() -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+                for joint in range(skeleton.joint_count):
+                    share = done[number] + (done[number + 1] - done[number]) * joint / skeleton.joint_count
+                    progress(0.4 + 0.6 * share)
+                    rotation, location = joint_basis(part, bone_frames, joint, scale)
+                    yield rotation, location, part.channel_values(joint, SCALE_CHANNEL)
+
+            reduction = None
+            if settings.reduce_tolerance is not None:
+                reduction = reduce_keys(part, settings.reduce_tolerance, euler, rig.tails @ settings.conversion / scale)
+            # A tolerance of 0 changes nothing, not even constant curves.
+            keep = reduction.frames if reduction is not None and reduction.tolerance > 0 else None
+            frames = settings.frame_start + np.arange(part.frame_count, dtype=np.float64)
+            action = write_action(obj, action_name, skeleton.names, frames, settings.rotation_mode, orders, moves,
+                                  poses(), keep)
+            action["mocap_frame_time"] = part.frame_time
+            if reduction is not None:
+                written = sum(len(fcurve.keyframe_points) for fcurve in Channels(action, obj, create=False).all())
+                reports.append(KeyReport(reduction.keys_before, written, reduction.worst_error * scale,
+                                         reduction.height * scale))
+                action["mocap_reduction"] = reports[-1].record(reduction.tolerance / reduction.height)
+            return action
+
+        if clip.frame_count and len(parts) > 1:
+            # One action per take, each from the start frame; the first is the armature's, all are kept.
+            actions = [keys(part, n, f"{name} take {n + 1}") for n, part in enumerate(parts)]
+            for action in actions:
+                action.use_fake_user = True
+            assign_action(obj, actions[0])
+        elif clip.frame_count:
+            action = keys(clip, 0, name)
+            if len(takes) > 1:
+                action["mocap_takes"] = takes
         if settings.fps_mode == "SCENE_FPS":
             fps = max(round(file_fps), 1)
             scene.render.fps, scene.render.fps_base = fps, fps / file_fps
         if settings.update_scene_range and clip.frame_count:
             scene.frame_start = settings.frame_start
-            scene.frame_end = settings.frame_start + clip.frame_count - 1
+            scene.frame_end = settings.frame_start + parts[0].frame_count - 1
+        if len(parts) == 1 and len(takes) > 1:
+            for number, first in enumerate(takes):
+                scene.timeline_markers.new(f"{name} take {number + 1}", frame=settings.frame_start + first)
         progress(1.0)
     return ImportResult(obj, skeleton.joint_count, clip.frame_count, 1.0 / clip.frame_time,
-                        time.perf_counter() - started, rig, scale)
+                        time.perf_counter() - started, rig, scale, KeyReport.total(reports) if reports else None)

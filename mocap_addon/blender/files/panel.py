@@ -14,8 +14,9 @@ def source_summary(obj: bpy.types.Object | None) -> list[str]:
     if obj is None or obj.type != "ARMATURE" or PROPERTY not in obj.data:
         return []
     record = json.loads(obj.data[PROPERTY])
+    timing = "skeleton only" if record.get("frame_count") == 0 else f"{1.0 / record['frame_time']:g} fps"
     lines = [f"{(record.get('format') or '?').upper()}: {bpy.path.basename(record.get('source') or '')}",
-             f"{len(record['names'])} joints, {1.0 / record['frame_time']:g} fps"]
+             f"{len(record['names'])} joints, {timing}"]
     action = obj.animation_data.action if obj.animation_data else None
     if action is not None:
         first, last = (round(v) for v in action.frame_range)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-MODULES: tuple[ModuleType, ...] = ()
+from . import blend, mapping, retarget
+
+MODULES: tuple[ModuleType, ...] = (mapping, retarget, blend)
 CLASSES = tuple(c for module in MODULES for c in module.CLASSES)
 
 

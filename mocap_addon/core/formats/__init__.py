@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import MocapFormatError
@@ -65,8 +66,40 @@ def format_of(path: str | os.PathLike[str]) -> str:
 def load(path: str | os.PathLike[str], **options: Any) -> Clip:
     """Read a motion capture file (BVH, HTR, ASF/AMC) into a :class:`Clip`."""
     if not os.path.isfile(path):
-        raise FileNotFoundError(path)
+        code = errno.EISDIR if os.path.isdir(path) else errno.ENOENT
+        raise OSError(code, os.strerror(code), os.fspath(path))
     return _function(format_of(path), 1)(path, **options)  # type: ignore[no-any-return]
+
+
+def files_to_read(paths: Sequence[str]) -> list[tuple[str, str | None]]:
+    """The files a selection asks to read, in its order, each .amc with the .asf chosen for it.
+
+    An .asf selected with .amc files is their skeleton rather than a clip of its own: each .amc
+    takes the selected .asf it would find beside it, else the only one selected.  An .asf no
+    selected .amc uses is read on its own (its rest skeleton); other files have no skeleton.
+    """
+    from .acclaim import find_skeleton
+
+    def key(path: str) -> str:
+        return os.path.normcase(os.path.abspath(path))
+
+    skeletons = {key(p): p for p in paths if os.path.splitext(p)[1].lower() == ".asf"}
+    chosen: dict[str, str | None] = {}
+    for path in paths:
+        if os.path.splitext(path)[1].lower() != ".amc":
+            continue
+        try:
+            beside: str | None = key(find_skeleton(path))
+        except (MocapFormatError, OSError):
+            beside = None
+        if beside in skeletons:
+            chosen[path] = skeletons[beside]
+        elif len(skeletons) == 1:
+            chosen[path] = next(iter(skeletons.values()))
+        else:
+            chosen[path] = None
+    used = {key(s) for s in chosen.values() if s is not None}
+    return [(path, chosen.get(path)) for path in paths if key(path) not in used]
 
 
 def save(clip: Clip, path: str | os.PathLike[str], **options: Any) -> None:

@@ -15,6 +15,8 @@ in practice their lengths are in units of 1/0.45 inch, so by default lengths
 are kept as written and ``unit_in_metres = 0.0254 / L``
 (``length_reading="cmu"``); ``length_reading="spec"`` multiplies them by ``L``
 on read-in, as the specification's text says, and leaves the unit unknown.
+Written files state the clip's unit the same way, ``L = 0.0254 / unit`` (a
+metre where the clip states none), with lengths as they are.
 """
 
 from __future__ import annotations
@@ -41,13 +43,13 @@ from .textio import (
     long_line_token_counts,
     number_problem,
     number_text,
+    printable,
     quote,
     require_writable,
     safe_names,
     shorten,
     token_count,
     unix_line_ends,
-    unsigned_zeros,
     whole_number_problem,
 )
 
@@ -571,7 +573,7 @@ def find_skeleton(amc_path: str | os.PathLike[str]) -> str:
     """The .asf beside an .amc: same stem, or the stem up to its last '_' (CMU) or first '.'."""
     folder, name = os.path.split(os.fspath(amc_path))
     stem = os.path.splitext(name)[0]
-    candidates = [stem, stem.rsplit("_", 1)[0], stem.split(".", 1)[0]]
+    candidates = list(dict.fromkeys([stem, stem.rsplit("_", 1)[0], stem.split(".", 1)[0]]))
     entries = {entry.lower(): entry for entry in os.listdir(folder or ".")}
     for candidate in candidates:
         found = entries.get(f"{candidate}.asf".lower())
@@ -711,26 +713,33 @@ def _number_text(values: np.ndarray, precision: int) -> str:
     return " ".join(number_text(v, precision) for v in values)
 
 
+def length_unit(clip: Clip) -> float:
+    """The ASF ``:units length`` that states the clip's unit as this module reads it (one unit is
+    1/length inch); a clip that states no unit is taken as metres, as Blender takes it."""
+    return 0.0254 / (clip.unit_in_metres or 1.0)
+
+
 def format_asf(plan: _Plan, name: str, precision: int = 10) -> str:
-    """ASF text for a planned clip (lengths in the clip's own units, angles in degrees, ``precision``
+    """ASF text for a planned clip (lengths in the clip's own unit, angles in degrees, ``precision``
     significant digits: the skeleton is small, so it is written finely)."""
     clip = plan.clip
     skeleton = clip.skeleton
     asf_meta = clip.metadata.get("asf", {}) if clip.metadata.get("format") == "amc" else {}
-    unit = 0.0254 / clip.unit_in_metres if clip.unit_in_metres else 1.0
-    factor = unit if clip.metadata.get("length_reading") == "spec" else 1.0
     limits = asf_meta.get("limits", {})
+    unit = length_unit(clip)
+    if not 0 < unit < math.inf:
+        raise MocapWriteError(f"cannot write ASF: a unit of {clip.unit_in_metres} m has no length unit")
     lines = ["# Acclaim skeleton, written by Mocap I/O", ":version 1.10", f":name {name}", ":units",
-             "  mass 1.0", f"  length {unit:.9g}", "  angle deg", ":documentation"]
+             "  mass 1.0", f"  length {number_text(unit, 9)}", "  angle deg", ":documentation"]
     lines += [f"   {line}" for line in asf_meta.get("header", {}).get("documentation", [])] or ["   Mocap I/O"]
     root = 0
     axis_angles = _listed_angles(plan.axes)
     root_dof = file_layout(list(skeleton.channels[root]))
     lines += [":root", "   order " + " ".join(t.upper() for t in root_dof), "   axis XYZ",
-              "   position " + _number_text(skeleton.offsets[root] / factor, precision),
+              "   position " + _number_text(skeleton.offsets[root], precision),
               "   orientation " + _number_text(axis_angles[root], precision), ":bonedata"]
     for joint in range(1, skeleton.joint_count):
-        direction, length = _direction_and_length(plan.vectors[joint] / factor)
+        direction, length = _direction_and_length(plan.vectors[joint])
         if not np.isfinite(length):
             raise MocapWriteError(f"cannot write ASF: bone {quote(skeleton.names[joint])} is too long for a float")
         if length == 0:
@@ -760,24 +769,18 @@ def format_amc(plan: _Plan, asf_name: str, precision: int = 6) -> str:
     """AMC text: every frame lists every bone with dofs, in skeleton order, in one formatting call."""
     clip = plan.clip
     skeleton = clip.skeleton
-    unit = 0.0254 / clip.unit_in_metres if clip.unit_in_metres else 1.0
-    factor = unit if clip.metadata.get("length_reading") == "spec" else 1.0
     starts = skeleton.channel_starts()
-    columns, scales, row = [], [], ["%d"]
+    columns, row = [], ["%d"]
     for joint, layout in enumerate(skeleton.channels):
         if not layout:
             continue
         dof = file_layout(list(layout))
         columns += [int(starts[joint]) + layout.index(token) for token in dof]
-        scales += [1.0 if token in ROTATION_CHANNELS else 1.0 / factor for token in dof]
         name = "root" if joint == 0 else skeleton.names[joint].replace("%", "%%")  # the row is a % template
         row.append(name + f" %.{precision}f" * len(dof))
     header = f"#!OML:ASF {asf_name}\n# written by Mocap I/O\n:FULLY-SPECIFIED\n:DEGREES\n"
     numbers = np.arange(clip.start_frame, clip.start_frame + clip.frame_count)
-    values = clip.motion[:, columns] * np.array(scales)
-    if not np.isfinite(values).all():
-        raise MocapWriteError("cannot write AMC: translations overflow in the ASF's length unit")
-    table = np.column_stack([numbers, unsigned_zeros(values, precision)])
+    table = np.column_stack([numbers, printable(clip.motion[:, columns], precision)])
     return header + ("\n".join(row) + "\n") * clip.frame_count % tuple(table.ravel().tolist())
 
 

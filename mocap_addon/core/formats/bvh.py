@@ -12,6 +12,7 @@ import io
 import os
 import re
 import warnings
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import NoReturn
 
@@ -19,7 +20,8 @@ import numpy as np
 
 from ..errors import MocapFormatError
 from ..kinematics import conform
-from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton
+from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, rotation_order
+from ..rotations import check_order, listed_within
 from .textio import (
     atomic_write,
     decode_text,
@@ -303,26 +305,45 @@ def _raise_first_bad_line(block: bytes, channel_count: int, path: str, line_befo
 def bvh_layout(clip: Clip, default_order: str = "ZXY") -> list[tuple[str, ...]]:
     """Channel layouts BVH can hold for ``clip``: its own where possible.
 
-    Scale and length channels have no BVH counterpart: ``l`` becomes position
-    channels, ``s`` is dropped (its values must be 1).  A joint with a rest
-    rotation and fewer than three rotation channels gets the missing axes.
+    Every joint gets three rotation channels (Blender's importer, and others, read
+    no other count).  A joint with fewer takes, where its first rotation channel
+    was, the clip's most common three-axis order if that lists its axes in their
+    sequence, else its own axes followed by the missing ones (the added angles are
+    zero); a joint with none takes the common order (``default_order`` if the clip
+    has none) after its position channels.  Scale and length channels have no BVH
+    counterpart: ``l`` becomes position channels, ``s`` is dropped (its values must be 1).
     """
     skeleton = clip.skeleton
     rested = ~np.all(np.abs(skeleton.rest_rotations - np.eye(3)) <= 1e-12, axis=(1, 2))
     turned = skeleton.translation_in_rest_frame & rested
+    orders = Counter(o for o in map(rotation_order, skeleton.channels) if len(o) == 3)
+    common = orders.most_common(1)[0][0] if orders else check_order(default_order)
     layouts = []
     for joint, layout in enumerate(skeleton.channels):
-        kept = [c for c in layout if c in TRANSLATION_CHANNELS + ROTATION_CHANNELS]
-        if rested[joint] and len([c for c in kept if c in ROTATION_CHANNELS]) < 3:
-            # A rest rotation baked into the frame rotation needs all three axes.
-            kept += [c for c in ROTATION_CHANNELS if c not in kept]
-        moves = [n for n, c in enumerate(layout) if c in TRANSLATION_CHANNELS or c == "l"]
-        if moves and ("l" in layout or turned[joint]):
-            # The translation no longer lies along the file's own axes: keep all three.
-            rotations = [c for c in kept if c in ROTATION_CHANNELS]
-            first = len([c for c in layout[:moves[0]] if c in ROTATION_CHANNELS])
-            kept = rotations[:first] + list(TRANSLATION_CHANNELS) + rotations[first:]
-        layouts.append(tuple(kept))
+        order = rotation_order(layout)
+        if len(order) < 3:
+            order = common if listed_within(order, common) else order + "".join(a for a in "XYZ" if a not in order)
+            turns: tuple[str, ...] | None = tuple(f"r{axis.lower()}" for axis in order)
+        else:
+            turns = None  # kept in place
+        # A translation that no longer lies along the file's own axes needs all three channels.
+        moves = TRANSLATION_CHANNELS if "l" in layout or (turned[joint] and any(
+            c in TRANSLATION_CHANNELS for c in layout)) else None
+        out: list[str] = []
+        for channel in layout:
+            if channel in ROTATION_CHANNELS:
+                if turns is None:
+                    out.append(channel)
+                elif not any(c in ROTATION_CHANNELS for c in out):
+                    out += turns
+            elif channel in TRANSLATION_CHANNELS or channel == "l":
+                if moves is None:
+                    out.append(channel)
+                elif not any(c in TRANSLATION_CHANNELS for c in out):
+                    out += moves
+        if turns is not None and not any(c in ROTATION_CHANNELS for c in out):
+            out += turns
+        layouts.append(tuple(out))
     return layouts
 
 

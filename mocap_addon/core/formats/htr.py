@@ -1,15 +1,20 @@
 """Motion Analysis HTR (hierarchical translation-rotation): read and write.
 
-A segment's local transform is ``T(base + t) @ R0 @ R(frame) @ S(SF)`` (format
-notes, eq. 3.4-3.6): ``R0`` from the base position's angles, ``R(frame)`` from the
-frame's, both composed in the header's ``EulerRotationOrder``.  Two points the
-notes leave open are options (see the README's "HTR conventions"):
+A segment's local transform is ``T(base) @ R0 @ T(t) @ R(frame) @ S(SF)``:
+``R0`` from the base position's angles, ``R(frame)`` from the frame's, both
+composed in the header's ``EulerRotationOrder``, and the frame translation ``t``
+in the segment's base frame.  Two points readers disagree on are options (see
+the README's "HTR conventions"):
 
 * ``order_reading="listed"``: ``ZYX`` means ``Rz @ Ry @ Rx``; ``"reversed"``: ``Rx @ Ry @ Rz``.
-* ``translation="parent"``: frame translations add to the base translation in the
-  parent's frame; ``"rotated"``: they are rotated by the base rotation first.
+* ``translation="rotated"``: frame translations are turned by the base rotation;
+  ``"parent"``: they add to the base translation in the parent's frame,
+  ``T(base + t) @ R0 @ R(frame)`` (format notes, eq. 3.4-3.6).
 
-Frame blocks are parsed with numpy in bulk, one call per segment.
+A file may repeat its segment blocks in several sets: they are read as
+consecutive frames, a set whose numbering restarts beginning a new take
+(``clip.metadata["takes"]``: the takes' first frames), and written back so.
+Frame blocks are parsed with numpy in bulk, one call per block.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from ..errors import MocapFormatError, MocapWriteError
 from ..kinematics import rebase, rest_pose
 from ..model import Clip, Skeleton
 from ..rotations import check_order, euler_to_matrix, matrix_to_euler
+from ..units import UNITS_IN_METRES, convert_unit, unit_name
 from .textio import (
     WHOLE_NUMBER_LIMIT,
     atomic_write,
@@ -45,9 +51,7 @@ from .textio import (
 )
 
 ORDER_READINGS = ("listed", "reversed")
-TRANSLATION_READINGS = ("parent", "rotated")
-UNITS_IN_METRES = {"mm": 0.001, "cm": 0.01, "dm": 0.1, "m": 1.0, "km": 1000.0, "in": 0.0254, "inch": 0.0254,
-                   "inches": 0.0254, "ft": 0.3048, "feet": 0.3048, "foot": 0.3048}
+TRANSLATION_READINGS = ("rotated", "parent")
 _SECTION = re.compile(rb"^[ \t]*\[([^\]\r\n]*)\][ \t]*\r?$", re.MULTILINE)
 _AXES = {"X": 0, "Y": 1, "Z": 2}
 # Segment names are single tokens and must not close a [section] or stand for a parent keyword.
@@ -129,7 +133,7 @@ def _read_header(text: _Text, section: _Section) -> _Header:
     return _Header(values, lines)
 
 
-def read_htr(path: str | os.PathLike[str], *, order_reading: str = "listed", translation: str = "parent") -> Clip:
+def read_htr(path: str | os.PathLike[str], *, order_reading: str = "listed", translation: str = "rotated") -> Clip:
     """Read an HTR file; see the module notes for the two reading options."""
     with open(path, "rb") as handle:
         data = handle.read()
@@ -137,7 +141,7 @@ def read_htr(path: str | os.PathLike[str], *, order_reading: str = "listed", tra
 
 
 def parse_htr(data: bytes, path: str = "<data>", *, order_reading: str = "listed",
-              translation: str = "parent") -> Clip:
+              translation: str = "rotated") -> Clip:
     """Parse HTR bytes; see :func:`read_htr`."""
     if order_reading not in ORDER_READINGS:
         raise ValueError(f"order_reading must be one of {ORDER_READINGS}")
@@ -197,20 +201,7 @@ def parse_htr(data: bytes, path: str = "<data>", *, order_reading: str = "listed
 
     names, parents, hierarchy_lines = _read_hierarchy(text, named["segmentnames&hierarchy"])
     base = _read_base(text, named["baseposition"], names)
-    known = set(names)
-    blocks = {s.name: s for s in text.sections if s.name in known}
-    motion_blocks = [_read_block(text, blocks[name], name) if name in blocks else None for name in names]
-    present = [b for b in motion_blocks if b is not None]
-    frame_numbers = present[0][0] if present else np.zeros(0)
-    for name, block in zip(names, motion_blocks):
-        if block is None:
-            raise text.error(f"segment {quote(name)} has no [{shorten(name)}] frame block", hierarchy_lines[name])
-        if not np.array_equal(block[0], frame_numbers):
-            section = blocks[name]
-            missing = sorted(set(frame_numbers.tolist()) ^ set(block[0].tolist()))
-            raise text.error(f"[{shorten(name)}] has {len(block[0])} frames, the first block {len(frame_numbers)} "
-                             f"(frame {missing[0]:g} differs)" if missing else f"[{shorten(name)}] frames out of order",
-                             section.line)
+    frame_numbers, motion_blocks, takes = _read_frames(text, names, hierarchy_lines)
     for key, actual, what in (("NumFrames", len(frame_numbers), "frames are present"),
                               ("NumSegments", len(names), "segments are listed")):
         declared = header.get(key)
@@ -226,8 +217,7 @@ def parse_htr(data: bytes, path: str = "<data>", *, order_reading: str = "listed
     rest = euler_to_matrix(np.radians(base_angles[:, order_index]), order)
     motion = np.empty((frames, count * 7))
     zero_scale = 0
-    for joint, block in enumerate(motion_blocks):
-        values = block[1]  # type: ignore[index]
+    for joint, values in enumerate(motion_blocks):
         angles = np.degrees(values[:, 3:6]) if radians else values[:, 3:6]
         scales = values[:, 6].copy()
         zero = scales == 0.0
@@ -262,6 +252,8 @@ def parse_htr(data: bytes, path: str = "<data>", *, order_reading: str = "listed
                 "euler_rotation_order": listed, "order_reading": order_reading, "translation": translation,
                 "file_type": file_type, "scale_factor": scale_factor},
     }
+    if len(takes) > 1:
+        metadata["takes"] = takes
     unit = UNITS_IN_METRES.get(units)
     return Clip(skeleton, motion, 1.0 / fps, start_frame=int(frame_numbers[0]) if frames else 0,
                 unit_in_metres=unit, up_axis=(header.get("GlobalAxisofGravity", "Y") or "Y").upper(),
@@ -321,6 +313,42 @@ def _read_base(text: _Text, section: _Section, names: list[str]) -> np.ndarray:
     return base
 
 
+def _read_frames(text: _Text, names: list[str],
+                 hierarchy_lines: dict[str, int]) -> tuple[np.ndarray, list[np.ndarray], list[int]]:
+    """Frame numbers, each segment's ``(frames, 7)`` values and the takes' first frames.
+
+    A file may hold several consecutive sets of the segment blocks (``[Hips]`` …
+    ``[Hips]`` …): they are read in file order as consecutive frames, and a set
+    whose numbering does not continue the one before (it restarts) begins a new take.
+    """
+    sections: dict[str, list[_Section]] = {name: [] for name in names}
+    for section in text.sections:
+        if section.name in sections:
+            sections[section.name].append(section)
+    for name in names:
+        if not sections[name]:
+            raise text.error(f"segment {quote(name)} has no [{shorten(name)}] frame block", hierarchy_lines[name])
+    first = names[0]
+    reference = [_read_block(text, section, first)[0] for section in sections[first]]
+    values = []
+    for name in names:
+        if len(sections[name]) != len(reference):
+            raise text.error(f"[{shorten(name)}] has {len(sections[name])} frame block(s), [{shorten(first)}] "
+                             f"{len(reference)}", sections[name][-1].line)
+        blocks = [_read_block(text, section, name) for section in sections[name]]
+        for section, (numbers, _), expected in zip(sections[name], blocks, reference):
+            if not np.array_equal(numbers, expected):
+                missing = sorted(set(expected.tolist()) ^ set(numbers.tolist()))
+                raise text.error(f"[{shorten(name)}] has {len(numbers)} frames, the first block {len(expected)} "
+                                 f"(frame {missing[0]:g} differs)" if missing
+                                 else f"[{shorten(name)}] frames out of order", section.line)
+        values.append(np.concatenate([block for _, block in blocks]))
+    sizes = np.cumsum([len(numbers) for numbers in reference])
+    takes = [0] + [int(sizes[n - 1]) for n in range(1, len(reference))
+                   if reference[n][0] != reference[n - 1][-1] + 1]
+    return np.concatenate(reference), values, takes
+
+
 def _read_block(text: _Text, section: _Section, name: str) -> tuple[np.ndarray, np.ndarray]:
     """Frame numbers and the (frames, 7) values of one segment's block."""
     block = text.data[section.start:section.end]
@@ -368,10 +396,7 @@ def _raise_bad_row(text: _Text, section: _Section, name: str, numbers: np.ndarra
     raise text.error(f"[{shorten(name)}]: unreadable frame block", section.line)
 
 
-_UNIT_NAMES = {0.001: "mm", 0.01: "cm", 0.1: "dm", 1.0: "m", 0.0254: "in", 0.3048: "ft"}
-
-
-def htr_form(clip: Clip, *, euler_order: str = "ZYX", order_reading: str = "listed", translation: str = "parent",
+def htr_form(clip: Clip, *, euler_order: str = "ZYX", order_reading: str = "listed", translation: str = "rotated",
              bone_length_axis: str = "Y") -> Clip:
     """The clip as HTR holds it: ``tx ty tz`` + three rotations + ``s`` per segment, base frames along the bones.
 
@@ -403,11 +428,15 @@ def write_htr(clip: Clip, path: str | os.PathLike[str], *, precision: int = 8, o
 
 def format_htr(clip: Clip, *, precision: int = 8, order_reading: str | None = None, translation: str | None = None,
                euler_order: str | None = None, bone_length_axis: str | None = None) -> str:
-    """The HTR text for ``clip``."""
+    """The HTR text for ``clip``.  ``CalibrationUnits`` names the clip's unit (lengths in a unit
+    without a name are converted to mm); a clip that states no unit is written without it."""
+    unit = unit_name(clip.unit_in_metres)
+    if clip.unit_in_metres is not None and unit is None:
+        clip, unit = convert_unit(clip, UNITS_IN_METRES["mm"]), "mm"
     known = clip.metadata.get("htr", {}) if clip.metadata.get("format") == "htr" else {}
     listed = check_order(euler_order or known.get("euler_rotation_order", "ZYX"))
     reading = order_reading or known.get("order_reading", "listed")
-    moving = translation or known.get("translation", "parent")
+    moving = translation or known.get("translation", "rotated")
     axis = (bone_length_axis or known.get("bone_length_axis", "Y")).upper()
     require_writable(clip, "HTR")
     if clip.frame_count == 0:
@@ -420,12 +449,12 @@ def format_htr(clip: Clip, *, precision: int = 8, order_reading: str | None = No
     by_axis = [order.index(c) for c in "XYZ"]  # file columns Rx Ry Rz from composition order
     base_angles = np.degrees(matrix_to_euler(skeleton.rest_rotations, order))[:, by_axis]
     lengths = _bone_lengths(form, known, axis, rest_pose(skeleton)[1])
-    unit = _UNIT_NAMES.get(form.unit_in_metres or 0.0, known.get("header", {}).get("calibrationunits", "mm"))
     lines = ["# Motion Analysis HTR, written by Mocap I/O", "[Header]", "FileType htr", "DataType HTRS",
              "FileVersion 1", f"NumSegments {skeleton.joint_count}", f"NumFrames {form.frame_count}",
-             f"DataFrameRate {form.fps:.10g}", f"EulerRotationOrder {listed}", f"CalibrationUnits {unit}",
-             "RotationUnits Degrees", f"GlobalAxisofGravity {form.up_axis.upper().lstrip('+-')}",
-             f"BoneLengthAxis {axis}", "ScaleFactor 1.0", "[SegmentNames&Hierarchy]"]
+             f"DataFrameRate {form.fps:.10g}", f"EulerRotationOrder {listed}",
+             *([f"CalibrationUnits {unit}"] if unit else []), "RotationUnits Degrees",
+             f"GlobalAxisofGravity {form.up_axis.upper().lstrip('+-')}", f"BoneLengthAxis {axis}",
+             "ScaleFactor 1.0", "[SegmentNames&Hierarchy]"]
     lines += [f"{name}\t{'GLOBAL' if p < 0 else names[p]}" for name, p in zip(names, skeleton.parents)]
     lines.append("[BasePosition]")
     base = np.column_stack([skeleton.offsets, base_angles, lengths])
@@ -433,15 +462,16 @@ def format_htr(clip: Clip, *, precision: int = 8, order_reading: str | None = No
         raise MocapWriteError("cannot write HTR: base positions overflow (the skeleton is too large)")
     rows = format_rows(base, precision).splitlines()
     lines += [f"{name}\t{row}" for name, row in zip(names, rows)]
-    numbers = np.arange(form.start_frame, form.start_frame + form.frame_count, dtype=np.float64)
     starts = skeleton.channel_starts()
     text = "\n".join(lines) + "\n"
     blocks = []
-    for joint, name in enumerate(names):
-        values = form.motion[:, starts[joint]: starts[joint + 1]]
-        columns = np.column_stack([numbers, values[:, :3], values[:, 3:6][:, by_axis], values[:, 6]])
-        # SF to significant digits: a tiny scale written as 0 would read back as 1 (no scale).
-        blocks.append(f"[{name}]\n" + format_rows(columns, precision, significant=[7]))
+    for first, end in form.take_ranges():  # one set of segment blocks per take, numbered afresh
+        numbers = np.arange(form.start_frame, form.start_frame + end - first, dtype=np.float64)
+        for joint, name in enumerate(names):
+            values = form.motion[first:end, starts[joint]: starts[joint + 1]]
+            columns = np.column_stack([numbers, values[:, :3], values[:, 3:6][:, by_axis], values[:, 6]])
+            # SF to significant digits where it must: a tiny scale written as 0 would read back as 1 (no scale).
+            blocks.append(f"[{name}]\n" + format_rows(columns, precision, significant=[7]))
     return text + "".join(blocks) + "[EndOfFile]\n"
 
 

@@ -109,18 +109,24 @@ def decode_text(raw: bytes) -> str:
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path`` and rename it into place."""
+    """Write ``data`` to a temporary file beside ``path`` and rename it into place.
+
+    An ``OSError`` names ``path`` (not the temporary file) with the system's reason.
+    """
     target = os.path.abspath(os.fspath(path))
-    directory = os.path.dirname(target)
-    handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(target), dir=directory)
+    temporary = None
     try:
+        handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(target),
+                                             dir=os.path.dirname(target))
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
         os.chmod(temporary, _new_file_mode(target))
         os.replace(temporary, target)
-    except BaseException:
-        if os.path.exists(temporary):
+    except BaseException as error:
+        if temporary is not None and os.path.exists(temporary):
             os.unlink(temporary)
+        if isinstance(error, OSError):
+            raise OSError(error.errno, error.strerror, target) from None
         raise
 
 
@@ -134,23 +140,67 @@ def _new_file_mode(target: str) -> int:
 
 
 def format_rows(values: np.ndarray, precision: int, significant: Sequence[int] = ()) -> str:
-    """Rows of numbers as text, one line per row, in a single formatting call: ``precision`` decimals,
-    or ``precision`` significant digits in the ``significant`` columns (where a tiny value must not become 0)."""
+    """Rows of numbers as text, one line per row, each number as ``%.{precision}f`` would write it.
+
+    The digits come from integer arithmetic on whole columns of numbers: each
+    number gets a fixed-width field (sign, digits, point, separator) padded with
+    zero bytes, and dropping the zero bytes leaves exactly the text ``%``
+    formatting gives, in half its time.  Numbers too large for exact integers
+    at this precision are formatted by ``%`` instead, as they are (rounding them
+    first would move them by an ulp, and past ~1e302 overflow).  A ``significant``
+    column holding a value too small for ``precision`` decimals is written to
+    ``precision`` significant digits instead, so it does not become 0.
+    """
     if values.size == 0:
         return "\n" * values.shape[0] if values.ndim == 2 and values.shape[1] == 0 else ""
-    row = " ".join(f"%.{precision}{'g' if column in significant else 'f'}"
+    rounded = printable(values, precision)
+    keep_digits = [c for c in significant
+                   if np.any((values[:, c] != 0) & (np.abs(values[:, c]) < 10.0 ** -precision))]
+    if np.all(np.abs(values) < 2.0 ** 52 / 10 ** precision) and not keep_digits:
+        return "".join(_fixed_point(rounded[start:start + _ROWS_PER_BLOCK], precision)
+                       for start in range(0, len(rounded), _ROWS_PER_BLOCK))
+    rounded[:, keep_digits] = values[:, keep_digits] + 0.0
+    row = " ".join(f"%.{precision}{'g' if column in keep_digits else 'f'}"
                    for column in range(values.shape[1])) + "\n"
-    table = unsigned_zeros(values, precision)
-    table[:, list(significant)] = values[:, list(significant)] + 0.0
-    return (row * values.shape[0]) % tuple(table.ravel().tolist())
+    return (row * values.shape[0]) % tuple(rounded.ravel().tolist())
 
 
-def unsigned_zeros(values: np.ndarray, precision: int) -> np.ndarray:
-    """``values`` for ``%.{precision}f``: those it would write as "-0.000000" become 0; no other value changes.
+def printable(values: np.ndarray, precision: int) -> np.ndarray:
+    """``values`` as ``%.{precision}f`` should see them: rounded to ``precision`` decimals (so none is written
+    "-0.000") where that is exact, kept as they are where they are too large to round exactly."""
+    exact = np.abs(values) < 2.0 ** 52 / 10 ** precision
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(exact, np.round(values, precision), values) + 0.0
 
-    (Rounding with ``np.round`` first moved values past ~1e7 by an ulp, 0.125 at 1e15, and overflowed past 1e302.)
-    """
-    return np.where(np.abs(values) <= 0.5 * 10.0 ** -precision, 0.0, values)
+
+_ROWS_PER_BLOCK = 4096
+
+
+def _fixed_point(rows: np.ndarray, precision: int) -> str:
+    """``rows`` (already rounded to ``precision``) as text, built digit by digit with numpy."""
+    scaled = np.rint(np.abs(rows) * 10 ** precision).astype(np.int64).ravel()
+    whole = scaled // 10 ** precision
+    length = np.ones(scaled.size, dtype=np.int64)  # digits before the point
+    while (present := whole >= 10 ** int(length.max())).any():
+        length += present
+    digits = int(length.max())
+    point = 1 if precision else 0
+    width = 1 + digits + point + precision + 1
+    chars = np.zeros((scaled.size, width), dtype=np.uint8)  # zero bytes are dropped at the end
+    chars[:, -1] = ord(" ")
+    chars[rows.shape[1] - 1::rows.shape[1], -1] = ord("\n")
+    rest, column = scaled, width - 2
+    for place in range(precision + digits):
+        rest, digit = np.divmod(rest, 10)
+        if place == precision and point:
+            chars[:, column] = ord(".")
+            column -= 1
+        shown = place < precision + 1 or whole >= 10 ** (place - precision)
+        chars[:, column] = np.where(shown, 48 + digit, 0)
+        column -= 1
+    negative = np.flatnonzero(rows.ravel() < 0)
+    chars[negative, width - 2 - precision - point - length[negative]] = ord("-")
+    return chars[chars != 0].tobytes().decode("ascii")
 
 
 def number_text(value: float, digits: int) -> str:

@@ -1,0 +1,485 @@
+"""Blend tool: two armatures' actions mixed into a third armature, the envelope of a bone, and solving the mix.
+
+``mocap.blend`` bakes ``core.blend`` of clip A and clip B onto ``<A>_blend``, a
+copy of A's rig.  The result's armature data keeps the settings it was made
+with; its ``mix`` is animatable, so keying it over time gives a mix profile
+that the next bake ("Update") follows frame by frame.  ``mocap.envelope`` draws
+a bone's path for several mixes as curve objects; ``mocap.solve_mix`` keys the
+mix that brings a bone onto an Empty (or the 3D cursor) at the current frame
+and bakes again.  Every operator computes first and creates data last, and a
+failure leaves ``bpy.data`` as it was.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import bpy
+import numpy as np
+from bpy.props import EnumProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
+
+from ..animation import curves_by_path, sample_fcurve
+from ..compat import assign_action
+from ..files.importer import nothing_left_behind
+
+if TYPE_CHECKING:
+    from ...core import Clip
+
+MIX_PATH = "mocap_blend.mix"
+ALIGN_ITEMS = [("NONE", "Frame by Frame", "B's frame f + offset pairs with A's frame f (in time)"),
+               ("SCALE", "Stretch", "B, from the offset on, stretched over A's length"),
+               ("DTW", "Time Warp", "B warped onto A by dynamic time warping on their poses")]
+ROOT_ITEMS = [("BLEND", "Blend", "The root's path and turn are blended like any joint"),
+              ("A", "From A", "A's path and heading, the root's tilt blended"),
+              ("B", "From B", "B's path and heading, the root's tilt blended"),
+              ("HEADING", "Match Heading", "B's path turned and moved to start where A's starts, then blended")]
+SETTINGS = ("clip_a", "clip_b", "mix", "offset", "align", "root", "mask")
+_MASK_ITEMS: list[tuple[str, str, str]] = []  # Blender needs the item strings kept alive
+
+
+def _mask_items(self: Any, context: bpy.types.Context | None) -> list[tuple[str, str, str]]:
+    """No mask, then the core's mask presets (read on first use)."""
+    if not _MASK_ITEMS:
+        from ...core.blend import mask_presets
+
+        _MASK_ITEMS.append(("NONE", "Whole Body", "Every joint takes the mix"))
+        _MASK_ITEMS.extend((key.upper(), preset["label"], preset["description"])
+                           for key, preset in mask_presets().items())
+    return _MASK_ITEMS
+
+
+def _is_armature(self: Any, obj: bpy.types.Object) -> bool:
+    return obj.type == "ARMATURE"
+
+
+def _is_empty(self: Any, obj: bpy.types.Object) -> bool:
+    return obj.type == "EMPTY"
+
+
+class MocapBlendSettings(bpy.types.PropertyGroup):
+    """What a blend is made of: on the scene (the panel's inputs) and on each result's armature data."""
+
+    clip_a: PointerProperty(type=bpy.types.Object, name="A", poll=_is_armature,
+                            description="Armature whose action is mix 0 (the result is on its rig and frames)")
+    clip_b: PointerProperty(type=bpy.types.Object, name="B", poll=_is_armature,
+                            description="Armature whose action is mix 1")
+    mix: FloatProperty(name="Mix", default=0.5, soft_min=0.0, soft_max=1.0,
+                       description="0 is A, 1 is B; key it over time for a mix profile")
+    offset: IntProperty(name="Offset", default=0, description="B's frame f + offset pairs with A's frame f")
+    align: EnumProperty(name="Alignment", items=ALIGN_ITEMS, default="NONE")
+    root: EnumProperty(name="Root", items=ROOT_ITEMS, default="BLEND")
+    mask: EnumProperty(name="Mask", items=_mask_items, description="Joints that take the mix (the rest stay A's)")
+
+
+class MocapBlendTools(bpy.types.PropertyGroup):
+    """The panel's envelope and solve inputs (on the scene)."""
+
+    bone: StringProperty(name="Bone", description="Bone whose path is drawn or brought onto the target")
+    count: IntProperty(name="Paths", default=11, min=2, max=101, description="Mixes from 0 to 1 drawn as paths")
+    target: PointerProperty(type=bpy.types.Object, name="Target", poll=_is_empty,
+                            description="Empty the bone should meet (none: the 3D cursor)")
+
+
+@dataclass
+class BlendInputs:
+    """A blend's settings as plain values (the operator's), shaped like :class:`MocapBlendSettings`."""
+
+    clip_a: bpy.types.Object
+    clip_b: bpy.types.Object
+    mix: float
+    offset: int
+    align: str
+    root: str
+    mask: str
+
+
+def blend_result(obj: bpy.types.Object | None) -> bpy.types.Object | None:
+    """``obj`` if it is an armature made by ``mocap.blend`` whose clips still exist."""
+    if obj is None or obj.type != "ARMATURE":
+        return None
+    settings = obj.data.mocap_blend
+    return obj if settings.clip_a is not None and settings.clip_b is not None else None
+
+
+def _mix_profile(result: bpy.types.Object | None, frames: np.ndarray, mix: float) -> np.ndarray | float:
+    """The keyed mix of an existing result at ``frames``, else ``mix``."""
+    data = result.data if result is not None else None
+    action = data.animation_data.action if data is not None and data.animation_data else None
+    if action is None:
+        return mix
+    curve = curves_by_path(data, action).get((MIX_PATH, 0))
+    return mix if curve is None else sample_fcurve(curve, frames)
+
+
+def _first_frame(obj: bpy.types.Object) -> int:
+    return round(obj.animation_data.action.frame_range[0])
+
+
+@dataclass
+class _Prepared:
+    """What the core needs for a blend: A's clip, B's on A's skeleton, and the keyword options."""
+
+    a: Clip
+    b: Clip
+    options: dict[str, Any]
+
+
+def _prepare(settings: Any) -> _Prepared:
+    """Read A and B; B goes onto A's skeleton and a mask preset onto A's joints through the
+    armatures' stored bone mappings (hand edits included)."""
+    from ...core.blend import mask_presets, onto, preset_weights
+    from ..motion import armature_clip
+    from .mapping import armature_mapping
+
+    clip_a, clip_b = armature_clip(settings.clip_a), armature_clip(settings.clip_b)
+    mapping_a = armature_mapping(settings.clip_a)
+    clip_b = onto(clip_a, clip_b, mapping=armature_mapping(settings.clip_b), target_mapping=mapping_a)
+    mask = None
+    if settings.mask != "NONE":
+        joints = mask_presets()[settings.mask.lower()]["joints"]
+        mask = dict(zip(clip_a.skeleton.names, preset_weights(clip_a.skeleton, mapping_a, joints)))
+    options = {"offset": settings.offset, "align": settings.align.lower(), "root": settings.root.lower(),
+               "mask": mask}
+    return _Prepared(clip_a, clip_b, options)
+
+
+def bake(context: bpy.types.Context, settings: Any, result: bpy.types.Object | None,
+         prepared: _Prepared | None = None) -> bpy.types.Object:
+    """Blend ``settings``' clips (read from A and B unless given) onto ``result`` (made as a copy of
+    A's rig when ``None``) and record ``settings`` on it; returns it.
+
+    The mix is the result's keyed profile where it has one.
+    """
+    from ...core.blend import blend
+    from ..motion import write_clip
+
+    prepared = _prepare(settings) if prepared is None else prepared
+    first = _first_frame(settings.clip_a)
+    frames = first + np.arange(prepared.a.frame_count, dtype=np.float64)
+    mixed = blend(prepared.a, prepared.b, _mix_profile(result, frames, settings.mix), **prepared.options)
+    old = result.animation_data.action if result is not None and result.animation_data else None
+    try:
+        with nothing_left_behind():
+            if result is None:
+                source = settings.clip_a
+                result = source.copy()
+                result.name = f"{source.name}_blend"
+                result.data = source.data.copy()
+                result.data.animation_data_clear()
+                context.collection.objects.link(result)
+            action = write_clip(result, mixed, name=result.name, frame_start=first)
+    except BaseException:
+        if old is not None and result is not None and result.name in bpy.data.objects:
+            assign_action(result, old)
+        raise
+    for name in SETTINGS:
+        setattr(result.data.mocap_blend, name, getattr(settings, name))
+    if old is not None and old.users == 0:
+        bpy.data.actions.remove(old)
+        action.name = result.name
+    return result
+
+
+def _make_active(context: bpy.types.Context, obj: bpy.types.Object) -> None:
+    for other in context.view_layer.objects.selected:
+        other.select_set(False)
+    obj.select_set(True)
+    context.view_layer.objects.active = obj
+
+
+def clip_to_world(obj: bpy.types.Object) -> np.ndarray:
+    """4x4 matrix taking a point of ``obj``'s clips (file axes and units) to world space."""
+    from ..motion import clip_space
+
+    conversion, scale = clip_space(obj)
+    local = np.eye(4)
+    local[:3, :3] = scale * conversion
+    return np.array(obj.matrix_world) @ local
+
+
+class MOCAP_OT_blend(bpy.types.Operator):
+    """Blend two armatures' actions into <A>_blend (made, or updated following its keyed mix)"""
+
+    bl_idname = "mocap.blend"
+    bl_label = "Blend Clips"
+    bl_options = {"REGISTER", "UNDO"}
+
+    clip_a: StringProperty(name="A", description="Armature whose action is mix 0")
+    clip_b: StringProperty(name="B", description="Armature whose action is mix 1")
+    mix: FloatProperty(name="Mix", default=0.5, soft_min=0.0, soft_max=1.0)
+    offset: IntProperty(name="Offset", default=0)
+    align: EnumProperty(name="Alignment", items=ALIGN_ITEMS, default="NONE")
+    root: EnumProperty(name="Root", items=ROOT_ITEMS, default="BLEND")
+    mask: EnumProperty(name="Mask", items=_mask_items)
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        started = time.perf_counter()
+        objects = [bpy.data.objects.get(name) for name in (self.clip_a, self.clip_b)]
+        for name, obj in zip((self.clip_a, self.clip_b), objects):
+            if obj is None or obj.type != "ARMATURE":
+                self.report({"ERROR"}, f"Blend failed: no armature called {name!r}")
+                return {"CANCELLED"}
+        existing = blend_result(bpy.data.objects.get(f"{self.clip_a}_blend"))
+        result = existing if existing is not None and existing.data.mocap_blend.clip_a == objects[0] else None
+        inputs = BlendInputs(objects[0], objects[1], self.mix, self.offset, self.align, self.root, self.mask)
+        try:
+            result = bake(context, inputs, result)
+        except (ValueError, RuntimeError) as error:
+            self.report({"ERROR"}, f"Blend failed: {error}")
+            return {"CANCELLED"}
+        _make_active(context, result)
+        self.report({"INFO"}, f"Blended {self.clip_a} and {self.clip_b} into {result.name} "
+                              f"in {time.perf_counter() - started:.2f} s")
+        return {"FINISHED"}
+
+
+class _OnBlendResult:
+    """Operators that work on the active blend result."""
+
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        return blend_result(context.active_object) is not None
+
+
+class MOCAP_OT_blend_update(_OnBlendResult, bpy.types.Operator):
+    """Bake the active blend result again from its clips, following its keyed mix"""
+
+    bl_idname = "mocap.blend_update"
+    bl_label = "Update Blend"
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        result = context.active_object
+        try:
+            bake(context, result.data.mocap_blend, result)
+        except (ValueError, RuntimeError) as error:
+            self.report({"ERROR"}, f"Update failed: {error}")
+            return {"CANCELLED"}
+        return {"FINISHED"}
+
+
+@contextmanager
+def _no_curves_left_behind() -> Iterator[None]:
+    """As ``nothing_left_behind``, for curves and collections too."""
+    before = set(bpy.data.curves), set(bpy.data.collections)
+    try:
+        with nothing_left_behind():
+            yield
+    except BaseException:
+        for block in [c for c in bpy.data.curves if c not in before[0]]:
+            bpy.data.curves.remove(block)
+        for block in [c for c in bpy.data.collections if c not in before[1]]:
+            bpy.data.collections.remove(block)
+        raise
+
+
+def _bone_of(result: bpy.types.Object, bone: str) -> str:
+    if bone not in result.pose.bones:
+        raise ValueError(f"{result.name} has no bone {bone!r}")
+    return bone
+
+
+class MOCAP_OT_envelope(_OnBlendResult, bpy.types.Operator):
+    """Draw a bone's path for several mixes between A and B as curves (the envelope), in their own collection"""
+
+    bl_idname = "mocap.envelope"
+    bl_label = "Draw Envelope"
+
+    bone: StringProperty(name="Bone")
+    count: IntProperty(name="Paths", default=11, min=2, max=101)
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        from ...core.blend import envelope
+
+        result = context.active_object
+        settings = result.data.mocap_blend
+        mixes = np.linspace(0.0, 1.0, self.count)
+        try:
+            bone = _bone_of(result, self.bone)
+            prepared = _prepare(settings)
+            paths = envelope(prepared.a, prepared.b, bone, mixes, **prepared.options)
+            with _no_curves_left_behind():
+                collection = _envelope_collection(context, f"{result.name}_envelope")
+                world = clip_to_world(result)
+                for mix, path in zip(mixes, paths):
+                    points = path @ world[:3, :3].T + world[:3, 3]
+                    collection.objects.link(_path_object(f"{result.name} {bone} mix {mix:.2f}", points, mix))
+        except (ValueError, RuntimeError) as error:
+            self.report({"ERROR"}, f"Envelope failed: {error}")
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Drew {self.count} paths of {bone} in {collection.name}")
+        return {"FINISHED"}
+
+
+def _envelope_collection(context: bpy.types.Context, name: str) -> bpy.types.Collection:
+    """The collection ``name`` emptied of its curves, or a new one in the scene."""
+    collection = bpy.data.collections.get(name)
+    if collection is None:
+        collection = bpy.data.collections.new(name)
+        context.scene.collection.children.link(collection)
+    for obj in list(collection.objects):
+        data = obj.data
+        bpy.data.objects.remove(obj)
+        if isinstance(data, bpy.types.Curve) and data.users == 0:
+            bpy.data.curves.remove(data)
+    return collection
+
+
+def _path_object(name: str, points: np.ndarray, mix: float) -> bpy.types.Object:
+    """A poly curve through ``points`` (world space), coloured from blue (mix 0) to orange (mix 1)."""
+    curve = bpy.data.curves.new(name, "CURVE")
+    curve.dimensions = "3D"
+    spline = curve.splines.new("POLY")
+    spline.points.add(len(points) - 1)
+    co = np.ones((len(points), 4), dtype=np.float32)
+    co[:, :3] = points
+    spline.points.foreach_set("co", co.ravel())
+    obj = bpy.data.objects.new(name, curve)
+    obj.color = (0.2 + 0.8 * mix, 0.4, 1.0 - 0.8 * mix, 1.0)
+    return obj
+
+
+class MOCAP_OT_solve_mix(_OnBlendResult, bpy.types.Operator):
+    """Key the mix that brings the bone onto the target (an Empty, or the 3D cursor) at the current frame"""
+
+    bl_idname = "mocap.solve_mix"
+    bl_label = "Solve Mix"
+
+    bone: StringProperty(name="Bone")
+    target: StringProperty(name="Target", description="Empty to reach (empty: the 3D cursor)")
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        from ...core.blend import solve_mix
+
+        result = context.active_object
+        settings = result.data.mocap_blend
+        frame = context.scene.frame_current
+        try:
+            bone = _bone_of(result, self.bone)
+            goal = self._goal(context)
+            prepared = _prepare(settings)
+            index = frame - _first_frame(settings.clip_a)
+            if not 0 <= index < prepared.a.frame_count:
+                raise ValueError(f"frame {frame} is outside A's frames")
+            world = clip_to_world(result)
+            target = np.linalg.solve(world, np.append(goal, 1.0))[:3]
+            mix, distance = solve_mix(prepared.a, prepared.b, bone, index, target, **prepared.options)
+            undo = _key_mix(result.data, frame, mix)
+            try:
+                bake(context, settings, result, prepared)
+            except BaseException:
+                undo()
+                raise
+        except (ValueError, RuntimeError) as error:
+            self.report({"ERROR"}, f"Solve failed: {error}")
+            return {"CANCELLED"}
+        distance *= float(np.linalg.norm(world[:3, 0]))
+        if distance <= 1e-4:
+            self.report({"INFO"}, f"Mix {mix:.4f} keyed at frame {frame}: {bone} meets the target")
+        else:
+            self.report({"WARNING"}, f"Out of reach: mix {mix:.4f} keyed at frame {frame} brings {bone} "
+                                     f"nearest, {distance:.4g} m away")
+        return {"FINISHED"}
+
+    def _goal(self, context: bpy.types.Context) -> np.ndarray:
+        """The target's world position: the named Empty's, else the 3D cursor's."""
+        if not self.target:
+            return np.array(context.scene.cursor.location)
+        empty = bpy.data.objects.get(self.target)
+        if empty is None:
+            raise ValueError(f"no object called {self.target!r}")
+        return np.array(empty.matrix_world.translation)
+
+
+def _key_mix(data: bpy.types.Armature, frame: int, mix: float) -> Callable[[], None]:
+    """Set and key the result's mix at ``frame``; returns what undoes it."""
+    settings = data.mocap_blend
+    value = settings.mix
+    action = data.animation_data.action if data.animation_data else None
+    curve = curves_by_path(data, action).get((MIX_PATH, 0)) if action is not None else None
+    keyed = curve is not None and np.any(_key_frames(curve) == frame)
+    keyed_value = float(sample_fcurve(curve, np.array([float(frame)]))[0]) if keyed else 0.0
+    settings.mix = mix
+    data.keyframe_insert(MIX_PATH, frame=frame)
+
+    def undo() -> None:
+        if action is None:
+            bpy.data.actions.remove(data.animation_data.action)
+            data.animation_data_clear()
+        elif keyed:
+            settings.mix = keyed_value
+            data.keyframe_insert(MIX_PATH, frame=frame)
+        else:
+            data.keyframe_delete(MIX_PATH, frame=frame)
+        settings.mix = value
+
+    return undo
+
+
+def _key_frames(curve: bpy.types.FCurve) -> np.ndarray:
+    co = np.empty(2 * len(curve.keyframe_points), dtype=np.float32)
+    curve.keyframe_points.foreach_get("co", co)
+    return co[0::2]
+
+
+class VIEW3D_PT_mocap_blend(bpy.types.Panel):
+    """Blend two clips, draw a bone's envelope, solve the mix that reaches a target."""
+
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "Mocap"
+    bl_label = "Blend"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        settings = context.scene.mocap_blend
+        column = layout.column()
+        for name in ("clip_a", "clip_b", "mix", "offset", "align", "root", "mask"):
+            column.prop(settings, name)
+        row = layout.row()
+        row.enabled = settings.clip_a is not None and settings.clip_b is not None
+        operator = row.operator(MOCAP_OT_blend.bl_idname, icon="MOD_ARRAY")
+        if row.enabled:
+            operator.clip_a, operator.clip_b = settings.clip_a.name, settings.clip_b.name
+            for name in ("mix", "offset", "align", "root", "mask"):
+                setattr(operator, name, getattr(settings, name))
+        result = blend_result(context.active_object)
+        if result is None:
+            layout.label(text="Select a blend result to key its mix")
+            return
+        box = layout.box()
+        made = result.data.mocap_blend
+        box.label(text=f"{result.name}: {made.clip_a.name} / {made.clip_b.name}")
+        box.prop(made, "mix", text="Mix (keyable)")
+        box.operator(MOCAP_OT_blend_update.bl_idname, icon="FILE_REFRESH")
+        tools = context.scene.mocap_blend_tools
+        box.prop_search(tools, "bone", result.data, "bones")
+        box.prop(tools, "count")
+        operator = box.operator(MOCAP_OT_envelope.bl_idname, icon="CURVE_PATH")
+        operator.bone, operator.count = tools.bone, tools.count
+        box.prop(tools, "target")
+        operator = box.operator(MOCAP_OT_solve_mix.bl_idname, icon="CON_TRACKTO")
+        operator.bone, operator.target = tools.bone, tools.target.name if tools.target else ""
+
+
+CLASSES = (MocapBlendSettings, MocapBlendTools, MOCAP_OT_blend, MOCAP_OT_blend_update, MOCAP_OT_envelope,
+           MOCAP_OT_solve_mix, VIEW3D_PT_mocap_blend)
+
+
+def register_properties() -> None:
+    bpy.types.Scene.mocap_blend = PointerProperty(type=MocapBlendSettings)
+    bpy.types.Armature.mocap_blend = PointerProperty(type=MocapBlendSettings)
+    bpy.types.Scene.mocap_blend_tools = PointerProperty(type=MocapBlendTools)
+
+
+def unregister_properties() -> None:
+    del bpy.types.Scene.mocap_blend_tools
+    del bpy.types.Armature.mocap_blend
+    del bpy.types.Scene.mocap_blend

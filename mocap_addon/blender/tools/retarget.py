@@ -1,0 +1,232 @@
+"""Retarget panel: one armature's action onto any other rig, an armature onto the canonical skeleton,
+and reference poses for rigs whose automatic T-pose is wrong.
+
+Each operator reads the armatures as core clips (``blender.motion``) with their
+stored bone mappings (the Bone Mapping panel's, detected when missing), calls
+one core function (``core.retarget``) and writes the result with
+``foreach_set`` keys; core errors become reports, and a failure leaves the
+scene's objects, armatures and actions as they were.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import bpy
+import numpy as np
+from bpy.props import BoolProperty, EnumProperty, PointerProperty, StringProperty
+
+from .mapping import armature_mapping
+
+REFERENCE_POSE = "mocap_reference_pose"  # on the armature data: bone -> pose rotation relative to rest (3x3)
+METHODS = [("rotations", "Rotations", "Canonical T-pose; every joint's rotation re-expressed (method 1)"),
+           ("lengths", "Bone Lengths", "The armature's own rest and rotations; canonical bone lengths (method 2)")]
+LENGTHS = [("reference", "Reference Body", "Bone lengths of the 1.75 m reference body"),
+           ("source", "Armature's", "The armature's own bone lengths")]
+ROOT_MODES = [("scale", "Scale by Legs", "Hips travel scaled by the ratio of leg lengths"),
+              ("keep", "Keep", "Hips travel copied as it is")]
+
+
+def is_armature(_self: object, obj: bpy.types.Object) -> bool:
+    return obj.type == "ARMATURE"
+
+
+def reference_rotations(obj: bpy.types.Object) -> np.ndarray | None:
+    """The stored reference pose as world joint rotations ``(J, 3, 3)`` in clip space, or ``None``.
+
+    A bone turned by ``D`` (armature space, relative to its rest) turns its
+    joint's frame ``C @ G`` to ``D @ C @ G``; in clip space ``C^-1 @ D @ C @ G``.
+    """
+    from ...core.kinematics import rest_pose
+    from ..motion import armature_skeleton, clip_space
+
+    stored = obj.data.get(REFERENCE_POSE)
+    if stored is None:
+        return None
+    turns = json.loads(stored)
+    skeleton = armature_skeleton(obj)
+    conversion, _ = clip_space(obj)
+    rest = rest_pose(skeleton)[0]
+    delta = np.array([np.reshape(turns.get(name, np.eye(3).ravel()), (3, 3)) for name in skeleton.names])
+    return np.linalg.inv(conversion) @ delta @ conversion @ rest
+
+
+def action_of(obj: bpy.types.Object) -> bpy.types.Action | None:
+    return obj.animation_data.action if obj.animation_data else None
+
+
+class MOCAP_OT_retarget(bpy.types.Operator):
+    """Write the source armature's action onto the target armature as a new action"""
+
+    bl_idname = "mocap.retarget"
+    bl_label = "Retarget"
+    bl_options = {"REGISTER", "UNDO"}
+
+    source: StringProperty(name="Source", description="Armature whose action is read")
+    target: StringProperty(name="Target", description="Armature that gets the new action")
+    root: EnumProperty(name="Root", items=ROOT_MODES, default="scale")
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        from ...core.retarget import retarget
+        from ..files.importer import nothing_left_behind
+        from ..motion import armature_clip, armature_skeleton, write_clip
+
+        started = time.perf_counter()
+        source, target = bpy.data.objects.get(self.source), bpy.data.objects.get(self.target)
+        for role, obj in (("source", source), ("target", target)):
+            if obj is None or obj.type != "ARMATURE":
+                self.report({"ERROR"}, f"Retarget: choose a {role} armature")
+                return {"CANCELLED"}
+        source_action = action_of(source)
+        if source_action is None:
+            self.report({"ERROR"}, f"Retarget: {source.name} has no action")
+            return {"CANCELLED"}
+        try:
+            clip = armature_clip(source)
+            result = retarget(clip, armature_skeleton(target), mapping=armature_mapping(source),
+                              target_mapping=armature_mapping(target), root=self.root,
+                              source_reference=reference_rotations(source),
+                              target_reference=reference_rotations(target))
+            with nothing_left_behind():
+                action = write_clip(target, result, name=f"{source_action.name} on {target.name}")
+        except ValueError as error:
+            self.report({"ERROR"}, f"Retarget failed: {error}")
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Retargeted {source.name} onto {target.name}: {action.name}, {result.frame_count} "
+                              f"frames in {time.perf_counter() - started:.2f} s")
+        return {"FINISHED"}
+
+
+class MOCAP_OT_to_canonical(bpy.types.Operator):
+    """Make a new armature <name>_canonical on the canonical skeleton carrying the active armature's action"""
+
+    bl_idname = "mocap.to_canonical"
+    bl_label = "To Canonical Skeleton"
+    bl_options = {"REGISTER", "UNDO"}
+
+    method: EnumProperty(name="Method", items=METHODS, default="rotations")
+    lengths: EnumProperty(name="Lengths", items=LENGTHS, default="reference")
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        obj = context.active_object
+        return obj is not None and obj.type == "ARMATURE" and action_of(obj) is not None
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        from ...core.retarget import to_canonical
+        from ..files.base import conversion_matrix
+        from ..files.importer import ImportSettings, import_clip
+        from ..motion import DEFAULT_AXES, armature_clip
+
+        obj = context.active_object
+        try:
+            clip = armature_clip(obj)
+            canonical = to_canonical(clip, method=self.method, lengths=self.lengths, mapping=armature_mapping(obj),
+                                     reference=reference_rotations(obj))
+            settings = ImportSettings(conversion_matrix(*DEFAULT_AXES), frame_start=clip.start_frame)
+            result = import_clip(context, canonical, f"{obj.name}_canonical", settings)
+        except ValueError as error:
+            self.report({"ERROR"}, f"Canonical conversion failed: {error}")
+            return {"CANCELLED"}
+        for other in context.view_layer.objects.selected:
+            other.select_set(False)
+        result.obj.select_set(True)
+        context.view_layer.objects.active = result.obj
+        self.report({"INFO"}, f"Made {result.summary()}")
+        return {"FINISHED"}
+
+
+class MOCAP_OT_set_reference_pose(bpy.types.Operator):
+    """Store the active armature's current pose as the pose it stands in for retargeting (its T-pose)"""
+
+    bl_idname = "mocap.set_reference_pose"
+    bl_label = "Set Reference Pose"
+    bl_options = {"REGISTER", "UNDO"}
+
+    clear: BoolProperty(name="Clear", default=False, description="Forget the stored pose: use the automatic T-pose")
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        return context.active_object is not None and context.active_object.type == "ARMATURE"
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        obj = context.active_object
+        if self.clear:
+            obj.data.pop(REFERENCE_POSE, None)
+            self.report({"INFO"}, f"{obj.name}: reference pose cleared (automatic T-pose)")
+            return {"FINISHED"}
+        context.view_layer.update()
+        turns = {}
+        for pose_bone in obj.pose.bones:
+            posed = np.array(pose_bone.matrix)[:3, :3]
+            rest = np.array(pose_bone.bone.matrix_local)[:3, :3]
+            posed /= np.linalg.norm(posed, axis=0)  # rotation only, whatever the bone's scale
+            turns[pose_bone.name] = (posed @ np.linalg.inv(rest)).ravel().tolist()
+        obj.data[REFERENCE_POSE] = json.dumps(turns)
+        self.report({"INFO"}, f"{obj.name}: current pose stored as its reference pose")
+        return {"FINISHED"}
+
+
+class MOCAP_PG_retarget(bpy.types.PropertyGroup):
+    """The Retarget panel's choices, kept on the scene."""
+
+    source: PointerProperty(type=bpy.types.Object, name="Source", poll=is_armature,
+                            description="Armature whose active action is retargeted")
+    target: PointerProperty(type=bpy.types.Object, name="Target", poll=is_armature,
+                            description="Any rig: gets a new action")
+    root: EnumProperty(name="Root", items=ROOT_MODES, default="scale")
+    method: EnumProperty(name="Method", items=METHODS, default="rotations")
+    lengths: EnumProperty(name="Lengths", items=LENGTHS, default="reference")
+
+
+class VIEW3D_PT_mocap_retarget(bpy.types.Panel):
+    """Retargeting and canonical conversion in the 3D View sidebar (Mocap tab)."""
+
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "Mocap"
+    bl_label = "Retarget"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = self.layout
+        settings = context.scene.mocap_retarget
+        column = layout.column(align=True)
+        column.prop(settings, "source")
+        column.prop(settings, "target")
+        column.prop(settings, "root")
+        row = layout.row()
+        row.enabled = settings.source is not None and settings.target is not None
+        operator = row.operator(MOCAP_OT_retarget.bl_idname, icon="ARMATURE_DATA")
+        operator.source = settings.source.name if settings.source else ""
+        operator.target = settings.target.name if settings.target else ""
+        operator.root = settings.root
+        obj = context.active_object
+        if obj is None or obj.type != "ARMATURE":
+            layout.label(text="Select an armature for the tools below")
+            return
+        box = layout.box()
+        box.label(text=f"Active: {obj.name}")
+        column = box.column(align=True)
+        column.prop(settings, "method")
+        column.prop(settings, "lengths")
+        operator = box.operator(MOCAP_OT_to_canonical.bl_idname, icon="OUTLINER_OB_ARMATURE")
+        operator.method, operator.lengths = settings.method, settings.lengths
+        row = box.row(align=True)
+        row.operator(MOCAP_OT_set_reference_pose.bl_idname, icon="POSE_HLT").clear = False
+        row.operator(MOCAP_OT_set_reference_pose.bl_idname, text="", icon="X").clear = True
+        stored = REFERENCE_POSE in obj.data
+        box.label(text="Reference pose: stored" if stored else "Reference pose: automatic T-pose")
+
+
+CLASSES = (MOCAP_OT_retarget, MOCAP_OT_to_canonical, MOCAP_OT_set_reference_pose, MOCAP_PG_retarget,
+           VIEW3D_PT_mocap_retarget)
+
+
+def register_properties() -> None:
+    bpy.types.Scene.mocap_retarget = PointerProperty(type=MOCAP_PG_retarget)
+
+
+def unregister_properties() -> None:
+    del bpy.types.Scene.mocap_retarget

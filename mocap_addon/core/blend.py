@@ -1,0 +1,533 @@
+"""Blending two clips: the pose between them at any mix, its envelope, and the mix that reaches a target.
+
+Each joint's local rotation (rest rotation included) is interpolated as a
+quaternion along the short arc, frame by frame, so two files that write one
+orientation with different Euler triples (``(x, y, z)`` and
+``(x+180, 180-y, z+180)``, or 360 degrees apart) blend to that orientation;
+translations and scales are interpolated linearly.  The result is written
+back as continuous Euler angles in ``a``'s channel layout.
+
+Time: ``b``'s frame ``f * a.frame_time / b.frame_time + offset`` pairs with
+``a``'s frame ``f`` (frames counted from each clip's first, fractional frames
+interpolated, frames past ``b``'s ends held); ``align="scale"`` stretches ``b``
+from ``offset`` to its last frame over ``a``'s length; ``align="dtw"`` warps
+``b`` onto ``a`` by dynamic time warping (:mod:`.timewarp`) on root-relative
+joint positions.
+
+The *body root* is the skeleton's root, or, where the root is a fixed joint
+with one child (a ground node above the hips), the first joint below it that
+moves.  Root modes: ``"blend"`` interpolates it like any joint; ``"a"`` and
+``"b"`` take its position and heading (turn about the up axis) from that clip
+and blend only its tilt; ``"heading"`` first turns ``b``'s root path about the
+up axis and moves it so it starts where ``a``'s starts, then blends.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import rotations
+from .kinematics import forward_kinematics, place_translation, translation_channels
+from .model import ROTATION_CHANNELS, SCALE_CHANNEL, Clip, Skeleton, encode_joint, rotation_order
+from .naming import map_skeleton
+from .retarget import retarget
+from .rotations import FloatArray
+from .timewarp import time_warp
+from .timing import first_frame_angles
+
+ALIGN_MODES = ("none", "scale", "dtw")
+ROOT_MODES = ("blend", "a", "b", "heading")
+MASK_PRESETS_FILE = Path(__file__).parent / "data" / "blend_masks.json"
+
+Mask = str | Mapping[str, float] | None
+
+
+# Masks ----------------------------------------------------------------------------------------------------------
+
+@cache
+def _presets() -> dict[str, dict[str, Any]]:
+    return json.loads(MASK_PRESETS_FILE.read_text(encoding="utf-8"))["presets"]
+
+
+def mask_presets() -> dict[str, dict[str, Any]]:
+    """The named masks: key -> ``{"label", "description", "joints"}`` (canonical joint names)."""
+    return {key: dict(value) for key, value in _presets().items()}
+
+
+def mask_weights(skeleton: Skeleton, mask: Mask) -> FloatArray:
+    """Each joint's factor on the mix, ``(J,)``.
+
+    ``None``: every joint 1.  A mapping: the weights it gives, 0 for joints it
+    does not name.  A preset name (:func:`mask_presets`): 1 for the joints that
+    map onto its canonical joints (``core.naming``), else 0.
+    """
+    if mask is None:
+        return np.ones(skeleton.joint_count)
+    if isinstance(mask, str):
+        if mask not in _presets():
+            raise ValueError(f"unknown mask preset {mask!r}; presets: {', '.join(_presets())}")
+        return preset_weights(skeleton, map_skeleton(skeleton), _presets()[mask]["joints"])
+    unknown = [name for name in mask if name not in skeleton.names]
+    if unknown:
+        raise ValueError(f"the mask names joints the skeleton lacks: {', '.join(map(str, unknown[:5]))}")
+    weights = np.zeros(skeleton.joint_count)
+    for name, weight in mask.items():
+        weights[skeleton.index(name)] = float(weight)
+    if not np.all(np.isfinite(weights)):
+        raise ValueError("mask weights must be finite numbers")
+    return weights
+
+
+def preset_weights(skeleton: Skeleton, mapping: Mapping[str, str | None], canonical: Sequence[str]) -> FloatArray:
+    """1 for joints whose canonical joint (``mapping``, joint name -> canonical or ``None``) is listed.
+
+    A joint mapped to no canonical joint follows its parent; joints above the
+    one mapped to ``hips`` (a ground node) follow the hips.
+    """
+    chosen = set(canonical)
+    mapped = [mapping.get(name) for name in skeleton.names]
+    ground = set()
+    if "hips" in mapped:
+        joint = skeleton.parents[mapped.index("hips")]
+        while joint >= 0 and mapped[joint] is None:
+            ground.add(joint)
+            joint = skeleton.parents[joint]
+    weights = np.zeros(skeleton.joint_count)
+    for joint, (canonical_name, parent) in enumerate(zip(mapped, skeleton.parents)):
+        if canonical_name is not None:
+            weights[joint] = float(canonical_name in chosen)
+        elif joint in ground:
+            weights[joint] = float("hips" in chosen)
+        elif parent >= 0:
+            weights[joint] = weights[parent]
+    return weights
+
+
+# Local poses ----------------------------------------------------------------------------------------------------
+
+@dataclass
+class _Pose:
+    """Local rotations (quaternions ``(..., K, F, 4)``), translations ``(..., K, F, 3)`` and scales
+    ``(..., K, F)`` of ``K`` joints over ``F`` frames, joint-major; translations include the offset
+    (as :func:`kinematics.joint_transform`'s)."""
+
+    rotations: FloatArray
+    translations: FloatArray
+    scales: FloatArray
+
+    def toward(self, other: _Pose, weights: FloatArray) -> _Pose:
+        """Slerp / lerp from this pose toward ``other`` by ``weights`` ``(..., K, F)``."""
+        return _Pose(rotations.slerp(self.rotations, other.rotations, weights),
+                     self.translations + weights[..., None] * (other.translations - self.translations),
+                     self.scales + weights * (other.scales - self.scales))
+
+
+def _is_identity(matrix: FloatArray) -> bool:
+    return bool(np.all(matrix == np.eye(3)))
+
+
+def _local_pose(clip: Clip, rows: np.ndarray, joints: Sequence[int]) -> _Pose:
+    """The local pose of ``joints`` at frames ``rows`` of ``clip``."""
+    skeleton = clip.skeleton
+    whole = len(rows) == clip.frame_count and np.array_equal(rows, np.arange(clip.frame_count))
+    part = clip if whole else Clip(skeleton, clip.motion[rows], clip.frame_time)
+    count = len(joints)
+    pose = _Pose(np.zeros((count, len(rows), 4)), np.empty((count, len(rows), 3)), np.ones((count, len(rows))))
+    starts = skeleton.channel_starts()
+    for column, joint in enumerate(joints):
+        layout = skeleton.channels[joint]
+        order = rotation_order(layout)
+        if order:
+            angles = part.motion[:, [int(starts[joint]) + n for n, c in enumerate(layout) if c in ROTATION_CHANNELS]]
+            pose.rotations[column] = rotations.euler_to_quaternion(np.radians(angles), order)
+        else:
+            pose.rotations[column, :, 0] = 1.0
+        rest = skeleton.rest_rotations[joint]
+        if not _is_identity(rest):
+            pose.rotations[column] = rotations.quaternion_multiply(rotations.matrix_to_quaternion(rest),
+                                                                   pose.rotations[column])
+        pose.translations[column] = place_translation(skeleton, joint, part.joint_translations(joint))
+        scale = part.channel_values(joint, SCALE_CHANNEL)
+        if scale is not None:
+            pose.scales[column] = scale
+    return pose
+
+
+def _sampled_pose(clip: Clip, frames: FloatArray, joints: Sequence[int]) -> _Pose:
+    """The local pose of ``joints`` at fractional ``frames`` (within the clip), interpolated between frames."""
+    before = np.floor(frames).astype(np.int64)
+    weight = frames - before
+    pose = _local_pose(clip, before, joints)
+    if not np.any(weight):
+        return pose
+    after = _local_pose(clip, np.minimum(before + 1, clip.frame_count - 1), joints)
+    return pose.toward(after, np.broadcast_to(weight, (len(joints), len(weight))))
+
+
+def _encode(skeleton: Skeleton, joints: Sequence[int], pose: _Pose, reference: FloatArray) -> list[FloatArray]:
+    """Channel values of each of ``joints`` in ``skeleton``'s layout, Euler angles continuous from ``reference``."""
+    columns = []
+    for column, joint in enumerate(joints):
+        frame_rotation = rotations.quaternion_to_matrix(pose.rotations[column])
+        rest = skeleton.rest_rotations[joint]
+        if not _is_identity(rest):
+            frame_rotation = rest.T @ frame_rotation
+        columns.append(encode_joint(skeleton.channels[joint], frame_rotation,
+                                    translation_channels(skeleton, joint, pose.translations[column]),
+                                    pose.scales[column], skeleton.length_directions[joint], reference[joint]))
+    return columns
+
+
+def _resampled(clip: Clip, frames: FloatArray) -> Clip:
+    """``clip`` at fractional ``frames``: its rows where they are whole, else interpolated poses."""
+    if np.array_equal(frames, np.round(frames)):
+        return Clip(clip.skeleton, clip.motion[frames.astype(np.int64)], clip.frame_time)
+    joints = list(range(clip.skeleton.joint_count))
+    pose = _sampled_pose(clip, frames, joints)
+    motion = np.concatenate(_encode(clip.skeleton, joints, pose, first_frame_angles(clip)), axis=1)
+    return Clip(clip.skeleton, motion, clip.frame_time)
+
+
+# Headings about the up axis ---------------------------------------------------------------------------------------
+
+@dataclass
+class _Heading:
+    """Measures and makes turns about one up axis, in the body root's parent frame."""
+
+    up: FloatArray  # unit (3,)
+    axis: int  # the root's own axis that is measured (the one lying flattest)
+
+    def plane(self) -> tuple[FloatArray, FloatArray]:
+        helper = np.eye(3)[int(np.argmin(np.abs(self.up)))]
+        first = np.cross(self.up, helper)
+        first /= np.linalg.norm(first)
+        return first, np.cross(self.up, first)
+
+    def angles(self, quaternions: FloatArray) -> FloatArray:
+        """Heading angle of rotations ``(..., 4)``: where their measured axis points in the horizontal plane."""
+        direction = rotations.quaternion_to_matrix(quaternions)[..., :, self.axis]
+        first, second = self.plane()
+        return np.arctan2(direction @ second, direction @ first)
+
+    def turns(self, angles: FloatArray) -> FloatArray:
+        """Quaternions ``(..., 4)`` turning by ``angles`` about the up axis."""
+        half = 0.5 * np.asarray(angles, dtype=np.float64)
+        return np.concatenate([np.cos(half)[..., None], np.sin(half)[..., None] * self.up], axis=-1)
+
+    def split(self, quaternions: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Rotations ``(..., 4)`` as a turn about the up axis times a tilt whose measured axis has no heading."""
+        turn = self.turns(self.angles(quaternions))
+        return turn, rotations.quaternion_multiply(_conjugate(turn), quaternions)
+
+    def horizontal(self, vectors: FloatArray) -> FloatArray:
+        return vectors - (vectors @ self.up)[..., None] * self.up
+
+
+def _conjugate(quaternions: FloatArray) -> FloatArray:
+    return quaternions * np.array([1.0, -1.0, -1.0, -1.0])
+
+
+def _rotate(quaternions: FloatArray, vectors: FloatArray) -> FloatArray:
+    """Vectors ``(..., 3)`` turned by unit quaternions ``(..., 4)``: ``v + 2w (u x v) + 2u x (u x v)``."""
+    w, u = quaternions[..., :1], quaternions[..., 1:]
+    twice = 2.0 * np.cross(u, vectors)
+    return vectors + w * twice + np.cross(u, twice)
+
+
+def _up_vector(up_axis: str) -> FloatArray:
+    axis = up_axis.upper().lstrip("+-")
+    if axis not in rotations.AXES or len(axis) != 1:
+        raise ValueError(f"not an up axis: {up_axis!r}")
+    return np.eye(3)[rotations.AXES.index(axis)] * (-1.0 if up_axis.startswith("-") else 1.0)
+
+
+def _body_root(clip: Clip) -> int:
+    """The joint that carries the body's path: the root, or below a fixed one-child root the first that moves."""
+    skeleton = clip.skeleton
+    children = skeleton.child_lists()
+    starts = skeleton.channel_starts()
+    joint = skeleton.parents.index(-1)
+    while len(children[joint]) == 1:
+        values = clip.motion[:, starts[joint]:starts[joint + 1]]
+        if not np.all(values == values[:1]):
+            break
+        joint = children[joint][0]
+    return joint
+
+
+# Pairing a with b -------------------------------------------------------------------------------------------------
+
+@dataclass
+class _Turn:
+    """Heading mode: the turn about the up axis and the move that start ``b``'s root where ``a``'s starts."""
+
+    turn: FloatArray  # quaternion (4,)
+    pivot: FloatArray  # b's root at its first paired frame
+    shift: FloatArray
+
+    def apply(self, rotation: FloatArray, translation: FloatArray) -> tuple[FloatArray, FloatArray]:
+        return (rotations.quaternion_multiply(self.turn, rotation),
+                _rotate(self.turn, translation - self.pivot) + self.pivot + self.shift)
+
+
+@dataclass
+class _Pairing:
+    """``a`` and ``b`` (on ``a``'s skeleton) paired frame by frame, with the mask and the root treatment."""
+
+    a: Clip
+    b: Clip
+    b_frames: FloatArray  # (Fa,) b's frame paired with each frame of a, within b
+    root: str
+    root_joint: int
+    heading: _Heading
+    weights: FloatArray  # (J,) the mask
+    turn: _Turn | None = None
+
+    def poses(self, joints: Sequence[int], frames: np.ndarray) -> tuple[_Pose, _Pose]:
+        """Local poses of ``joints`` at ``a``'s ``frames``, from ``a`` and from ``b`` (turned in heading mode)."""
+        pose_a = _local_pose(self.a, frames, joints)
+        pose_b = _sampled_pose(self.b, self.b_frames[frames], joints)
+        if self.turn is not None and self.root_joint in joints:
+            column = list(joints).index(self.root_joint)
+            pose_b.rotations[column], pose_b.translations[column] = self.turn.apply(
+                pose_b.rotations[column], pose_b.translations[column])
+        return pose_a, pose_b
+
+    def mix(self, pose_a: _Pose, pose_b: _Pose, weights: FloatArray, joints: Sequence[int]) -> _Pose:
+        """The blended pose of ``joints`` for ``weights`` ``(..., K, F)`` (leading axes: several mixes)."""
+        mixed = pose_a.toward(pose_b, weights)
+        if self.root in ("a", "b") and self.root_joint in joints:
+            column = list(joints).index(self.root_joint)
+            turn_a, tilt_a = self.heading.split(pose_a.rotations[column])
+            turn_b, tilt_b = self.heading.split(pose_b.rotations[column])
+            # Blending two tilts can turn a little about the up axis: split that off too.
+            _, tilt = self.heading.split(rotations.slerp(tilt_a, tilt_b, weights[..., column, :]))
+            turn, source = (turn_a, pose_a) if self.root == "a" else (turn_b, pose_b)
+            mixed.rotations[..., column, :, :] = rotations.quaternion_multiply(turn, tilt)
+            mixed.translations[..., column, :, :] = source.translations[column]
+        return mixed
+
+    def chain(self, joint: int) -> list[int]:
+        """``joint`` and its ancestors, root first."""
+        chain = [joint]
+        while self.a.skeleton.parents[chain[-1]] >= 0:
+            chain.append(self.a.skeleton.parents[chain[-1]])
+        return chain[::-1]
+
+    def chain_positions(self, chain: list[int], pose_a: _Pose, pose_b: _Pose, weights: FloatArray) -> FloatArray:
+        """World positions ``(n, F, 3)`` of the chain's last joint for mixes ``weights`` ``(n, F)``, from
+        the chain's poses (:meth:`poses`): only this chain is blended and chained."""
+        pose = self.mix(pose_a, pose_b, self.weights[chain][:, None] * weights[:, None, :], chain)
+        rotation, position, scale = pose.rotations[:, 0], pose.translations[:, 0], pose.scales[:, 0]
+        for link in range(1, len(chain)):
+            position = position + scale[..., None] * _rotate(rotation, pose.translations[:, link])
+            rotation = rotations.quaternion_multiply(rotation, pose.rotations[:, link])
+            scale = scale * pose.scales[:, link]
+        return position
+
+
+def onto(a: Clip, b: Clip, *, mapping: Mapping[str, str | None] | None = None,
+         target_mapping: Mapping[str, str | None] | None = None) -> Clip:
+    """``b`` on ``a``'s skeleton: ``b`` itself when their joints agree, else retargeted onto ``a``
+    (:func:`.retarget.retarget`, with these bone mappings when given).  :func:`blend` does this first."""
+    if a.skeleton.names == b.skeleton.names and a.skeleton.parents == b.skeleton.parents:
+        return b
+    try:
+        return retarget(b, a, mapping=mapping, target_mapping=target_mapping)
+    except ValueError as error:
+        raise ValueError(f"b's skeleton cannot be retargeted onto a's: {error}") from error
+
+
+def _pose_features(clip: Clip, root: int, heading: _Heading, parent_rotation: FloatArray) -> FloatArray:
+    """Joint positions relative to the body root, turned so the root always faces one way, ``(F, 3J)``."""
+    pose = forward_kinematics(clip)
+    world_heading = _Heading(parent_rotation @ heading.up, heading.axis)
+    angles = world_heading.angles(rotations.matrix_to_quaternion(pose.rotations[:, root]))
+    back = rotations.quaternion_to_matrix(world_heading.turns(-angles))
+    relative = pose.positions - pose.positions[:, root, None]
+    return np.einsum("fab,fjb->fja", back, relative).reshape(clip.frame_count, -1)
+
+
+def _paired_frames(a: Clip, b: Clip, offset: float, align: str,
+                   features: Callable[[Clip], FloatArray]) -> FloatArray:
+    """``b``'s (fractional) frame for every frame of ``a``, within ``b``."""
+    ratio = a.frame_time / b.frame_time
+    last = b.frame_count - 1
+    steps = np.arange(a.frame_count, dtype=np.float64)
+    if align == "none":
+        frames = offset + steps * ratio
+    elif align == "scale":
+        if offset > last:
+            raise ValueError(f"offset {offset:g} is past b's last frame ({last})")
+        frames = offset + steps * ((last - offset) / max(a.frame_count - 1, 1))
+    else:
+        count = int(np.floor((last - offset) / ratio + 1e-9)) + 1
+        if count < 1:
+            raise ValueError(f"offset {offset:g} is past b's last frame ({last})")
+        sampled = np.clip(offset + np.arange(count) * ratio, 0, last)
+        frames = offset + ratio * time_warp(features(a), features(_resampled(b, sampled)))
+    return np.clip(frames, 0.0, float(last))
+
+
+def _pair(a: Clip, b: Clip, offset: float = 0, align: str = "none", root: str = "blend",
+          mask: Mask = None) -> _Pairing:
+    if align not in ALIGN_MODES:
+        raise ValueError(f"align must be one of {', '.join(ALIGN_MODES)}, not {align!r}")
+    if root not in ROOT_MODES:
+        raise ValueError(f"root must be one of {', '.join(ROOT_MODES)}, not {root!r}")
+    if a.frame_count == 0 or b.frame_count == 0:
+        raise ValueError("blending needs at least one frame in each clip")
+    if not np.isfinite(offset):
+        raise ValueError(f"offset must be a finite number of frames, not {offset}")
+    b = onto(a, b)
+    weights = mask_weights(a.skeleton, mask)
+    root_joint = _body_root(a)
+    parent = a.skeleton.parents[root_joint]
+    first = forward_kinematics(Clip(a.skeleton, a.motion[:1], a.frame_time))
+    parent_rotation = first.rotations[0, parent] if parent >= 0 else np.eye(3)
+    up = parent_rotation.T @ _up_vector(a.up_axis)
+    root_axes = _local_pose(a, np.zeros(1, dtype=np.int64), [root_joint]).rotations[0, 0]
+    flatness = np.abs(up @ rotations.quaternion_to_matrix(root_axes))
+    heading = _Heading(up, int(np.argmin(flatness)))
+
+    def features(clip: Clip) -> FloatArray:
+        return _pose_features(clip, root_joint, heading, parent_rotation)
+
+    frames = _paired_frames(a, b, float(offset), align, features)
+    pairing = _Pairing(a, b, frames, root, root_joint, heading, weights)
+    if root == "heading":
+        pose_a, pose_b = pairing.poses([root_joint], np.zeros(1, dtype=np.int64))
+        turn = heading.turns(heading.angles(pose_a.rotations[0, 0]) - heading.angles(pose_b.rotations[0, 0]))
+        start_a, start_b = pose_a.translations[0, 0], pose_b.translations[0, 0]
+        pairing.turn = _Turn(turn, start_b, heading.horizontal(start_a - start_b))
+    return pairing
+
+
+def _joint_index(skeleton: Skeleton, joint: str | int) -> int:
+    if isinstance(joint, str):
+        if joint not in skeleton.names:
+            raise ValueError(f"no joint {joint!r} in a's skeleton")
+        return skeleton.index(joint)
+    if not 0 <= int(joint) < skeleton.joint_count:
+        raise ValueError(f"joint index {joint} out of range (a has {skeleton.joint_count} joints)")
+    return int(joint)
+
+
+def _same_joint(a: Skeleton, b: Skeleton, joint: int) -> bool:
+    """Whether ``b``'s channel values for ``joint`` mean the same transform on ``a``'s skeleton."""
+    return (a.channels[joint] == b.channels[joint]
+            and bool(a.position_replaces_offset[joint] == b.position_replaces_offset[joint])
+            and bool(a.translation_in_rest_frame[joint] == b.translation_in_rest_frame[joint])
+            and np.array_equal(a.offsets[joint], b.offsets[joint])
+            and np.array_equal(a.rest_rotations[joint], b.rest_rotations[joint])
+            and np.array_equal(a.length_directions[joint], b.length_directions[joint]))
+
+
+# The API ----------------------------------------------------------------------------------------------------------
+
+def blend(a: Clip, b: Clip, mix: float | FloatArray, *, offset: float = 0, align: str = "none",
+          root: str = "blend", mask: Mask = None) -> Clip:
+    """The clip between ``a`` (mix 0) and ``b`` (mix 1), on ``a``'s skeleton and frame time.
+
+    ``mix`` is a number or one value per frame of ``a``; values outside [0, 1]
+    extrapolate.  ``mask`` (a preset name or joint -> weight) multiplies the mix
+    per joint.  See the module docstring for ``offset``, ``align`` and
+    ``root``.  A joint whose mix is 0 at every frame keeps ``a``'s channel values
+    exactly; one whose mix is 1 takes ``b``'s where ``b``'s frames pair whole
+    and the joint's layout agrees.  ``result.metadata["warp"]`` holds ``b``'s
+    frame paired with each frame of ``a``.
+    """
+    pairing = _pair(a, b, offset, align, root, mask)
+    count = a.frame_count
+    profile = np.asarray(mix, dtype=np.float64)
+    if profile.ndim == 0:
+        profile = np.full(count, float(profile))
+    if profile.shape != (count,) or not np.all(np.isfinite(profile)):
+        raise ValueError(f"mix must be a finite number or {count} finite values (one per frame of a)")
+    skeleton = a.skeleton
+    weights = pairing.weights[:, None] * profile[None, :]
+    from_a = np.all(weights == 0.0, axis=1)
+    from_b = np.all(weights == 1.0, axis=1) & np.array_equal(pairing.b_frames, np.round(pairing.b_frames))
+    from_b &= np.array([_same_joint(skeleton, pairing.b.skeleton, j) for j in range(skeleton.joint_count)])
+    if root in ("b", "heading"):
+        from_a[pairing.root_joint] = False
+    if root in ("a", "heading"):
+        from_b[pairing.root_joint] = False
+    starts = skeleton.channel_starts()
+    motion = a.motion.copy()
+    b_rows = pairing.b_frames.astype(np.int64)
+    for joint in np.flatnonzero(from_b & ~from_a):
+        motion[:, starts[joint]:starts[joint + 1]] = pairing.b.motion[b_rows, starts[joint]:starts[joint + 1]]
+    encoded = [int(j) for j in np.flatnonzero(~from_a & ~from_b)]
+    if encoded:
+        pose_a, pose_b = pairing.poses(encoded, np.arange(count))
+        pose = pairing.mix(pose_a, pose_b, weights[encoded], encoded)
+        for joint, values in zip(encoded, _encode(skeleton, encoded, pose, first_frame_angles(a))):
+            motion[:, starts[joint]:starts[joint + 1]] = values
+    metadata = dict(a.metadata)
+    metadata["warp"] = pairing.b_frames
+    metadata["blend"] = {"mix": float(profile[0]) if np.all(profile == profile[0]) else "profile",
+                         "offset": float(offset), "align": align, "root": root,
+                         "mask": mask if isinstance(mask, str | None) else "custom",
+                         "b": b.metadata.get("source")}
+    return Clip(skeleton.copy(), motion, a.frame_time, a.start_frame, a.unit_in_metres, a.up_axis, metadata)
+
+
+def envelope(a: Clip, b: Clip, joint: str | int, mixes: Sequence[float] | FloatArray,
+             **blend_options: Any) -> FloatArray:
+    """World path of ``joint`` for each mix, ``(len(mixes), frames of a, 3)``, in ``a``'s axes and units.
+
+    ``blend_options`` are :func:`blend`'s keywords.  Only the joint's chain is
+    posed, for all mixes at once.  A mix may also be a per-frame profile
+    (``mixes`` of shape ``(n, frames)``).
+    """
+    pairing = _pair(a, b, **blend_options)
+    index = _joint_index(a.skeleton, joint)
+    values = np.asarray(mixes, dtype=np.float64)
+    count = a.frame_count
+    if values.ndim == 1:
+        values = np.repeat(values[:, None], count, axis=1)
+    if values.ndim != 2 or values.shape[1] != count or not np.all(np.isfinite(values)):
+        raise ValueError(f"mixes must be finite numbers or profiles of {count} values")
+    chain = pairing.chain(index)
+    return pairing.chain_positions(chain, *pairing.poses(chain, np.arange(count)), values)
+
+
+def solve_mix(a: Clip, b: Clip, joint: str | int, frame: int, target: Sequence[float] | FloatArray, *,
+              bounds: tuple[float, float] = (0.0, 1.0), **blend_options: Any) -> tuple[float, float]:
+    """The mix within ``bounds`` that brings ``joint`` nearest ``target`` at ``a``'s ``frame`` (0-based).
+
+    Returns ``(mix, distance)``: ``distance`` is what remains, 0 (to rounding)
+    when the target is in reach.  A scan over the bounds, then finer scans
+    around the best; each poses one frame of the joint's chain only.
+    """
+    pairing = _pair(a, b, **blend_options)
+    index = _joint_index(a.skeleton, joint)
+    if not 0 <= frame < a.frame_count:
+        raise ValueError(f"frame {frame} is outside a's {a.frame_count} frames")
+    goal = np.asarray(target, dtype=np.float64).reshape(3)
+    low, high = (float(v) for v in bounds)
+    if not (np.isfinite(low) and np.isfinite(high) and low <= high and np.all(np.isfinite(goal))):
+        raise ValueError(f"bounds must be finite with low <= high and the target finite, got {bounds}, {target}")
+    chain = pairing.chain(index)
+    poses = pairing.poses(chain, np.array([frame]))
+
+    def distances(mixes: FloatArray) -> FloatArray:
+        positions = pairing.chain_positions(chain, *poses, mixes[:, None])
+        return np.linalg.norm(positions[:, 0] - goal, axis=-1)
+
+    grid = np.linspace(low, high, 101)
+    while True:
+        found = distances(grid)
+        best = int(np.argmin(found))
+        step = grid[1] - grid[0] if len(grid) > 1 else 0.0
+        if step <= 1e-12 * max(1.0, high - low):
+            return float(grid[best]), float(found[best])
+        grid = np.linspace(max(low, grid[best] - step), min(high, grid[best] + step), 21)
