@@ -251,7 +251,8 @@ def check_case(seed: Seed, case: int | None, folder: Path) -> str | None:
     try:
         clip = load(path)
     except MocapFormatError as error:
-        if error.line is None:
+        # Only a missing skeleton file (text that reads as AMC, with no .asf beside it) is no place in the file.
+        if error.line is None and not error.reason.startswith("no skeleton (.asf) found"):
             return f"error without a line: {error}"
         if len(str(error)) > MESSAGE_LIMIT:
             return f"message of {len(str(error))} characters: {str(error)[:80]}..."
