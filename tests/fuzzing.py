@@ -126,12 +126,12 @@ def _generated_seeds() -> list[Seed]:
 
 
 def seeds() -> list[Seed]:
-    """Every seed: generated files, the bundled sample and, when present, the corpus (cut short)."""
+    """Every seed: generated files, the bundled samples and, when present, the corpus (cut short)."""
     from mocap_addon.core.formats.acclaim import find_skeleton
 
     found = _generated_seeds()
-    sample = REPO / "samples" / "walk_turn.bvh"
-    found.append(Seed(sample.name, ".bvh", _cut_bvh(sample.read_bytes(), SEED_FRAMES)))
+    for sample in sorted((REPO / "samples").glob("*.bvh")):
+        found.append(Seed(sample.name, ".bvh", _cut_bvh(sample.read_bytes(), SEED_FRAMES)))
     if CORPUS.is_dir():
         for path in sorted((CORPUS / "bvh").glob("*.bvh")):
             found.append(Seed(path.name, ".bvh", _cut_bvh(path.read_bytes(), SEED_FRAMES)))
