@@ -22,6 +22,7 @@ from ..errors import MocapFormatError
 from ..kinematics import conform
 from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, rotation_order
 from ..rotations import check_order, listed_within
+from .table import read_table
 from .textio import (
     atomic_write,
     decode_text,
@@ -263,12 +264,16 @@ def parse_bvh(data: bytes, path: str = "<data>", *, position_mode: str = "replac
 def _parse_motion(data: bytes, start: int, channel_count: int, path: str, line_before: int) -> np.ndarray:
     """Rows of channel values from the MOTION data lines (``data`` from byte ``start``).
 
-    numpy's C tokenizer (``np.loadtxt`` on bytes) reads the whole block at once,
-    without copying it; only when it refuses, or the shape or values are wrong,
-    does a line-by-line pass run to name the first bad line and column.
+    Plain decimals are read by :func:`.table.read_table` on several cores; other
+    text by numpy's C tokenizer (``np.loadtxt`` on bytes, without copying it);
+    only when that refuses, or the shape or values are wrong, does a
+    line-by-line pass run to name the first bad line and column.
     """
     if _NON_SPACE.search(data, start) is None:
         return np.zeros((0 if channel_count else data.count(b"\n", start), channel_count))
+    rows = read_table(data, start, channel_count)
+    if rows is not None:
+        return rows
     if any(count != channel_count for count in long_line_token_counts(data[start:], _ROW_BYTES * channel_count)):
         _raise_first_bad_line(data[start:], channel_count, path, line_before)
     stream = io.BytesIO(data)
