@@ -153,12 +153,12 @@ def format_rows(values: np.ndarray, precision: int, significant: Sequence[int] =
     """
     if values.size == 0:
         return "\n" * values.shape[0] if values.ndim == 2 and values.shape[1] == 0 else ""
-    rounded = printable(values, precision)
     keep_digits = [c for c in significant
                    if np.any((values[:, c] != 0) & (np.abs(values[:, c]) < 10.0 ** -precision))]
     if np.all(np.abs(values) < 2.0 ** 52 / 10 ** precision) and not keep_digits:
-        return "".join(_fixed_point(rounded[start:start + _ROWS_PER_BLOCK], precision)
-                       for start in range(0, len(rounded), _ROWS_PER_BLOCK))
+        return "".join(_fixed_point(values[start:start + _ROWS_PER_BLOCK], precision)
+                       for start in range(0, len(values), _ROWS_PER_BLOCK))
+    rounded = printable(values, precision)
     rounded[:, keep_digits] = values[:, keep_digits] + 0.0
     row = " ".join(f"%.{precision}{'g' if column in keep_digits else 'f'}"
                    for column in range(values.shape[1])) + "\n"
@@ -177,7 +177,8 @@ _ROWS_PER_BLOCK = 4096
 
 
 def _fixed_point(rows: np.ndarray, precision: int) -> str:
-    """``rows`` (already rounded to ``precision``) as text, built digit by digit with numpy."""
+    """``rows`` rounded to ``precision`` decimals as text (as :func:`printable` rounds them: none written
+    "-0.000"), built digit by digit with numpy."""
     scaled = np.rint(np.abs(rows) * 10 ** precision).astype(np.int64).ravel()
     whole = scaled // 10 ** precision
     length = np.ones(scaled.size, dtype=np.int64)  # digits before the point
@@ -198,7 +199,7 @@ def _fixed_point(rows: np.ndarray, precision: int) -> str:
         shown = place < precision + 1 or whole >= 10 ** (place - precision)
         chars[:, column] = np.where(shown, 48 + digit, 0)
         column -= 1
-    negative = np.flatnonzero(rows.ravel() < 0)
+    negative = np.flatnonzero((rows.ravel() < 0) & (scaled > 0))
     chars[negative, width - 2 - precision - point - length[negative]] = ord("-")
     return chars[chars != 0].tobytes().decode("ascii")
 
