@@ -73,3 +73,11 @@ def test_one_overlong_line_is_left_to_the_strict_reader():
 def test_signs_points_and_blank_lines():
     found = read_table(b"\n\n-0.0 +.5\n\n12. -3\n7 -.25", 0, 2)
     assert same_bits(found, np.array([[-0.0, 0.5], [12.0, -3.0], [7.0, -0.25]]))
+
+
+@pytest.mark.parametrize("rows", [None, 20000, 19000, 21000, 10**9])
+def test_a_row_count_guess_changes_nothing(rows):
+    """The count a header announces is only a hint: right, short, long or absurd, the values are the same."""
+    values = np.random.default_rng(5).normal(scale=9.0, size=(20000, 6))
+    text = "\n".join(" ".join(f"{v:.5f}" for v in row) for row in values).encode() + b"\n"
+    assert same_bits(read_table(text, 0, 6, rows), np.loadtxt(io.BytesIO(text)))

@@ -250,7 +250,7 @@ def parse_bvh(data: bytes, path: str = "<data>", *, position_mode: str = "replac
                                path, time_line)
 
     channel_count = int(skeleton.channel_starts()[-1])
-    motion = _parse_motion(data, position, channel_count, path, time_line)
+    motion = _parse_motion(data, position, channel_count, path, time_line, declared)
     warnings_found: list[str] = []
     if motion.shape[0] != declared:
         message = f"Frames: says {declared} but {motion.shape[0]} rows follow"
@@ -261,17 +261,19 @@ def parse_bvh(data: bytes, path: str = "<data>", *, position_mode: str = "replac
                 metadata={"format": "bvh", "source": path, "warnings": warnings_found})
 
 
-def _parse_motion(data: bytes, start: int, channel_count: int, path: str, line_before: int) -> np.ndarray:
+def _parse_motion(data: bytes, start: int, channel_count: int, path: str, line_before: int,
+                  declared: int) -> np.ndarray:
     """Rows of channel values from the MOTION data lines (``data`` from byte ``start``).
 
     Plain decimals are read by :func:`.table.read_table` on several cores; other
     text by numpy's C tokenizer (``np.loadtxt`` on bytes, without copying it);
     only when that refuses, or the shape or values are wrong, does a
-    line-by-line pass run to name the first bad line and column.
+    line-by-line pass run to name the first bad line and column.  ``declared``
+    is the number of rows the header announces.
     """
     if _NON_SPACE.search(data, start) is None:
         return np.zeros((0 if channel_count else data.count(b"\n", start), channel_count))
-    rows = read_table(data, start, channel_count)
+    rows = read_table(data, start, channel_count, declared)
     if rows is not None:
         return rows
     if any(count != channel_count for count in long_line_token_counts(data[start:], _ROW_BYTES * channel_count)):

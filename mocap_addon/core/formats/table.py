@@ -15,6 +15,7 @@ the text with its strict reader, which also names the line of an error.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -31,9 +32,10 @@ _IN_TOKEN = np.ones(256, dtype=bool)
 _IN_TOKEN[[ord(" "), ord("\t"), ord("\r"), ord("\n")]] = False  # what separates numbers, as for np.loadtxt
 
 
-def read_table(data: bytes, start: int, columns: int) -> FloatArray | None:
+def read_table(data: bytes, start: int, columns: int, rows: int | None = None) -> FloatArray | None:
     """Rows of ``columns`` numbers from ``data[start:]`` (blank lines skipped), or ``None`` when the
-    text is not plain decimals in rows of that length."""
+    text is not plain decimals in rows of that length.  ``rows``, the number expected, lets the
+    blocks be copied into one array as they come (a wrong guess costs only a concatenation)."""
     if columns <= 0:
         return None
     blocks = []
@@ -44,15 +46,30 @@ def read_table(data: bytes, start: int, columns: int) -> FloatArray | None:
             return None
         blocks.append(np.frombuffer(data, np.uint8, stop - start, start))
         start = stop
-    if len(blocks) > 1:
-        with ThreadPoolExecutor(max_workers=min(_MAX_THREADS, os.cpu_count() or 1)) as pool:
-            parts = list(pool.map(lambda text: _read_block(text, columns), blocks))
-    else:
-        parts = [_read_block(text, columns) for text in blocks]
-    values = [part for part in parts if part is not None]
-    if len(values) != len(parts):
-        return None
-    return (np.concatenate(values) if values else np.zeros(0)).reshape(-1, columns)
+    # Every value takes at least two bytes: a larger count is not believed (nor allocated).
+    plausible = rows is not None and 0 < rows * columns <= sum(block.size for block in blocks) // 2
+    if len(blocks) == 1:
+        return _gathered([_read_block(blocks[0], columns)], columns, rows if plausible else None)
+    with ThreadPoolExecutor(max_workers=min(_MAX_THREADS, os.cpu_count() or 1)) as pool:
+        parts = pool.map(lambda text: _read_block(text, columns), blocks)
+        return _gathered(parts, columns, rows if plausible else None)
+
+
+def _gathered(parts: Iterable[FloatArray | None], columns: int, rows: int | None) -> FloatArray | None:
+    """The blocks' values as rows, copied into one array of ``rows`` rows when given, or ``None``."""
+    out = np.empty(rows * columns if rows else 0)
+    filled = 0
+    extra: list[FloatArray] = []
+    for part in parts:
+        if part is None:
+            return None
+        if not extra and filled + part.size <= out.size:
+            out[filled:filled + part.size] = part
+            filled += part.size
+        else:
+            extra.append(part)
+    values = np.concatenate([out[:filled], *extra]) if extra or filled < out.size else out
+    return values.reshape(-1, columns)
 
 
 def _read_block(text: np.ndarray, columns: int) -> FloatArray | None:
