@@ -217,3 +217,9 @@ def test_nearest_rotation_undoes_a_small_stretch():
     np.testing.assert_allclose(nearest @ np.swapaxes(nearest, 1, 2), np.broadcast_to(np.eye(3), (50, 3, 3)),
                                atol=1e-12)
     assert np.all(np.linalg.det(r.nearest_rotation(-rotation)) > 0)  # always a proper rotation
+
+
+def test_sandwich_is_the_batched_product():
+    rng = np.random.default_rng(11)
+    matrices, left, right = rng.normal(size=(7, 5, 3, 3)), rng.normal(size=(3, 3)), rng.normal(size=(3, 3))
+    np.testing.assert_allclose(r.sandwich(left, matrices, right), left @ matrices @ right, rtol=0, atol=1e-12)

@@ -123,7 +123,7 @@ def bone_to_joint(frames: BoneFrames, joint: int, rotation: FloatArray, location
     """Inverse of :func:`joint_basis`: a joint's local rotation ``(F, 3, 3)`` and translation ``(F, 3)``
     (file axes and units) from its bone's ``matrix_basis`` rotation and location."""
     left = np.linalg.inv(frames.rest_inverse[joint] @ frames.from_parent[joint])
-    local_rotation = left @ rotation @ np.linalg.inv(frames.to_bone[joint])
+    local_rotation = rotations.sandwich(left, rotation, np.linalg.inv(frames.to_bone[joint]))
     offset = location @ np.linalg.inv(frames.rest_inverse[joint]).T + frames.rest_offset[joint]
     return local_rotation, offset @ np.linalg.inv(frames.from_parent[joint]).T / scale
 

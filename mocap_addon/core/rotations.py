@@ -158,6 +158,17 @@ def quaternion_to_matrix(quaternions: ArrayLike) -> FloatArray:
     return out
 
 
+def sandwich(left: ArrayLike, matrices: ArrayLike, right: ArrayLike) -> FloatArray:
+    """``left @ m @ right`` for every 3x3 ``m`` of ``matrices`` ``(..., 3, 3)``, with constant ``left`` and ``right``.
+
+    One matrix product of the flattened matrices with ``kron(left^T, right)``
+    (a 9x9 map), several times faster than batched 3x3 products.
+    """
+    m = np.asarray(matrices, dtype=np.float64)
+    table = np.kron(np.asarray(left, dtype=np.float64).T, np.asarray(right, dtype=np.float64))
+    return (m.reshape(-1, 9) @ table).reshape(m.shape)
+
+
 def nearest_rotation(matrices: ArrayLike) -> FloatArray:
     """The rotations ``(..., 3, 3)`` nearest ``matrices`` (their orthogonal polar factors, by SVD).
 

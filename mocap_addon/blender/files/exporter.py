@@ -11,6 +11,7 @@ import numpy as np
 from ...core import Clip, Skeleton
 from ...core.kinematics import rest_pose
 from ...core.model import encode_joint
+from ...core.rotations import sandwich
 from ...core.units import scale_lengths
 from ..animation import curves_by_path, has_keys, read_bone
 from ..armature import rest_matrices
@@ -162,4 +163,4 @@ def _channel_values(skeleton: Skeleton, joint: int, rotation: np.ndarray,
     rest = skeleton.rest_rotations[joint]
     base = 0.0 if skeleton.position_replaces_offset[joint] else skeleton.offsets[joint]
     moved = translation - base
-    return rest.T @ rotation, (moved @ rest if skeleton.translation_in_rest_frame[joint] else moved)
+    return sandwich(rest.T, rotation, np.eye(3)), (moved @ rest if skeleton.translation_in_rest_frame[joint] else moved)
