@@ -44,6 +44,9 @@ def test_exports_state_the_unit_their_values_are_in(addon, tmp_path):
     bpy.ops.export_anim.mocap_htr(filepath=str(tmp_path / "plain.htr"))
     assert "CalibrationUnits" not in (tmp_path / "plain.htr").read_text()
     assert metres(load(tmp_path / "plain.htr")) == pytest.approx(truth / 0.01, rel=1e-6)
+    # The export Scale divides what it writes, on top of the unit (its help text once said "multiply").
+    bpy.ops.export_anim.mocap_htr(filepath=str(tmp_path / "half.htr"), scale=2.0)
+    assert metres(load(tmp_path / "half.htr")) == pytest.approx(truth / 0.01 / 2.0, rel=1e-6)
 
 
 CORPUS_SOURCES = [f for f in (*corpus_files("bvh", "*.bvh"), *corpus_files("htr", "*.htr", "*.HTR"),

@@ -198,7 +198,8 @@ class MocapExportBase(ExportHelper):
     bl_idname: ClassVar[str]
 
     scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6,
-                         description="Multiply every length by this before dividing by the unit")
+                         description="Divide every length by this, then by the unit "
+                                     "(From File already undoes the import's Scale)")
     unit: EnumProperty(name="Unit", items=UNIT_ITEMS, default="AUTO",
                        description="Length of one file unit (From File: undo the import's scale)")
     axis_forward: EnumProperty(name="Forward", items=AXES, default="-Z")
