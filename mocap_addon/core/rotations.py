@@ -22,6 +22,7 @@ AXES = "XYZ"
 ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
 _CYCLIC = ("XYZ", "YZX", "ZXY")
 _GIMBAL_EPS = 1e-9
+_TAU = 2 * np.pi
 
 
 def check_order(order: str) -> str:
@@ -132,7 +133,10 @@ def matrix_to_euler(matrices: ArrayLike, order: str) -> FloatArray:
     sign = 1.0 if order in _CYCLIC else -1.0
     cos_middle = np.hypot(m_jk, m_kk)
     middle = np.arctan2(sign * m_ik, cos_middle)
-    first = np.where(cos_middle > _GIMBAL_EPS, np.arctan2(-sign * m_jk, m_kk), np.arctan2(sign * m_kj, m_jj))
+    first = np.arctan2(-sign * m_jk, m_kk)
+    locked = cos_middle <= _GIMBAL_EPS
+    if np.any(locked):
+        first[locked] = np.arctan2(sign * m_kj[locked], m_jj[locked])
     # Row j of the residual R_i(first)^T @ M = R_j(middle) @ R_k(last) holds cos(last) at column j
     # and sign * sin(last) at column i.
     c, s = np.cos(first), sign * np.sin(first)
@@ -286,31 +290,43 @@ def _wrap(angles: FloatArray) -> FloatArray:
     return (angles + np.pi) % (2 * np.pi) - np.pi
 
 
+def _off_turn(angles: FloatArray) -> FloatArray:
+    """How far each angle is from a whole number of turns (``|_wrap(angles)|``, cheaper)."""
+    return np.abs(angles - _TAU * np.rint(angles / _TAU))
+
+
+def _unwrapped(angles: FloatArray) -> FloatArray:
+    """``angles`` with whole turns added along the first axis so no step exceeds pi (in place)."""
+    turns = np.rint(np.diff(angles, axis=0) / _TAU)
+    angles[1:] -= _TAU * np.cumsum(turns, axis=0)
+    return angles
+
+
 def euler_continuity(angles: ArrayLike, reference: ArrayLike | None = None) -> FloatArray:
     """Make three-axis Euler angles ``(F, ..., 3)`` continuous along the first axis.
 
     Each frame takes, of the triples that give its rotation, the one nearest the
     frame before: the other family ``(a + pi, pi - b, c + pi)`` and any multiple
     of 2 pi on each angle.  The first frame is made nearest ``reference`` when given.
-    Vectorised: the family choice is a cumulative parity, the wrapping ``np.unwrap``.
+    Vectorised: the family choice is a cumulative parity, the wrapping a cumulative
+    sum of whole turns.
     """
     e = np.asarray(angles, dtype=np.float64)
     if e.shape[0] == 0:
         return e.copy()
-    flipped = np.stack([e[..., 0] + np.pi, np.pi - e[..., 1], e[..., 2] + np.pi], axis=-1)
     start = e[:1] if reference is None else np.broadcast_to(np.asarray(reference, dtype=np.float64), e[:1].shape)
     previous = np.concatenate([start, e[:-1]])
-
-    def distance(x: FloatArray) -> FloatArray:
-        return np.abs(_wrap(x - previous)).sum(axis=-1)
-
-    toggle = distance(flipped) < distance(e)
+    a, b, c = (e[..., n] for n in range(3))
+    pa, pb, pc = (previous[..., n] for n in range(3))
+    same = _off_turn(a - pa) + _off_turn(b - pb) + _off_turn(c - pc)
+    other = _off_turn(a + np.pi - pa) + _off_turn(np.pi - b - pb) + _off_turn(c + np.pi - pc)
+    toggle = other < same
     if reference is None:
         toggle[0] = False
     parity = (np.cumsum(toggle, axis=0) % 2).astype(bool)
-    chosen = np.where(parity[..., None], flipped, e)
+    chosen = np.where(parity[..., None], np.stack([a + np.pi, np.pi - b, c + np.pi], axis=-1), e)
     chosen[0] = start[0] + _wrap(chosen[0] - start[0])
-    return np.unwrap(chosen, axis=0)
+    return _unwrapped(chosen)
 
 
 def partial_euler(angles: ArrayLike, kept: int, reference: ArrayLike | None = None) -> FloatArray:
@@ -322,10 +338,10 @@ def partial_euler(angles: ArrayLike, kept: int, reference: ArrayLike | None = No
     """
     e = np.asarray(angles, dtype=np.float64)
     flipped = np.stack([e[..., 0] + np.pi, np.pi - e[..., 1], e[..., 2] + np.pi], axis=-1)
-    dropped = np.abs(_wrap(e[..., kept:])).sum(axis=-1)
-    dropped_flipped = np.abs(_wrap(flipped[..., kept:])).sum(axis=-1)
+    dropped = _off_turn(e[..., kept:]).sum(axis=-1)
+    dropped_flipped = _off_turn(flipped[..., kept:]).sum(axis=-1)
     chosen = _wrap(np.where((dropped_flipped < dropped)[..., None], flipped, e))
     if chosen.shape[0] and reference is not None:
         start = np.asarray(reference, dtype=np.float64)
         chosen[0] = start + _wrap(chosen[0] - start)
-    return np.unwrap(chosen, axis=0) if chosen.shape[0] else chosen
+    return _unwrapped(chosen) if chosen.shape[0] else chosen
