@@ -287,7 +287,12 @@ def slerp(a: ArrayLike, b: ArrayLike, t: ArrayLike) -> FloatArray:
 
 
 def _wrap(angles: FloatArray) -> FloatArray:
-    return (angles + np.pi) % (2 * np.pi) - np.pi
+    return (angles + np.pi) % _TAU - np.pi
+
+
+def _other_family(angles: FloatArray) -> FloatArray:
+    """The other Euler triple of the same rotation: ``(a + pi, pi - b, c + pi)``."""
+    return np.stack([angles[..., 0] + np.pi, np.pi - angles[..., 1], angles[..., 2] + np.pi], axis=-1)
 
 
 def _off_turn(angles: FloatArray) -> FloatArray:
@@ -324,7 +329,7 @@ def euler_continuity(angles: ArrayLike, reference: ArrayLike | None = None) -> F
     if reference is None:
         toggle[0] = False
     parity = (np.cumsum(toggle, axis=0) % 2).astype(bool)
-    chosen = np.where(parity[..., None], np.stack([a + np.pi, np.pi - b, c + np.pi], axis=-1), e)
+    chosen = np.where(parity[..., None], _other_family(e), e)
     chosen[0] = start[0] + _wrap(chosen[0] - start[0])
     return _unwrapped(chosen)
 
@@ -337,7 +342,7 @@ def partial_euler(angles: ArrayLike, kept: int, reference: ArrayLike | None = No
     kept angles continuous, starting nearest ``reference`` when given.
     """
     e = np.asarray(angles, dtype=np.float64)
-    flipped = np.stack([e[..., 0] + np.pi, np.pi - e[..., 1], e[..., 2] + np.pi], axis=-1)
+    flipped = _other_family(e)
     dropped = _off_turn(e[..., kept:]).sum(axis=-1)
     dropped_flipped = _off_turn(flipped[..., kept:]).sum(axis=-1)
     chosen = _wrap(np.where((dropped_flipped < dropped)[..., None], flipped, e))
