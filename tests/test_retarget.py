@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 
 from mocap_addon.core import Clip, Skeleton, forward_kinematics, load, save, world_positions
 from mocap_addon.core.body import AXIS_ROTATIONS, reference_body
-from mocap_addon.core.kinematics import local_transforms, rebase
+from mocap_addon.core.kinematics import SparsePose, local_transforms, rebase
 from mocap_addon.core.naming import CANONICAL_JOINTS, CANONICAL_PARENTS, map_skeleton
 from mocap_addon.core.retarget import MissingJointsError, figure, retarget, to_canonical
-from tests.conftest import corpus_files
+from tests.conftest import SAMPLES, corpus_files
 
 NOT_HUMANOID = ("Crab", "simple", "sinusoidal", "maya_export", "JSON_not_bvh")
 HUMANOID = [f for f in corpus_files("bvh", "*.bvh") + corpus_files("htr", "*.htr", "*.HTR")
@@ -351,6 +351,33 @@ def test_joint_frames_do_not_change_the_canonical_clip(seed):
     onto_turned = retarget(clip, turned.skeleton)  # the same body with other joint frames
     np.testing.assert_allclose(world_positions(onto_turned), world_positions(clip), atol=1e-9)
     assert_same_poses(clip, retarget(onto_turned, clip.skeleton), 1e-9)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1))
+def test_sparse_pose_agrees_with_forward_kinematics(seed):
+    """What a transfer reads of the source (world rotations, rotations between any two joints, origins)
+    equals full forward kinematics, with rest rotations, translations in the rest frame and scales."""
+    sample = load(SAMPLES / "walk_turn.bvh")
+    clip = Clip(sample.skeleton, sample.motion[::20], sample.frame_time)
+    rng = np.random.default_rng(seed)
+    frames = np.array([np.linalg.qr(rng.normal(size=(3, 3)))[0] for _ in clip.skeleton.names])
+    frames *= np.sign(np.linalg.det(frames))[:, None, None]
+    turned = rebase(clip, frames, [("tx", "ty", "tz", "rz", "rx", "ry", "s") if p < 0 else ("rx", "ry", "rz", "s")
+                                   for p in clip.skeleton.parents], translation_in_rest_frame=True)
+    scale_columns = [start + len(layout) - 1 for start, layout in zip(turned.skeleton.channel_starts(),
+                                                                      turned.skeleton.channels)]
+    turned.motion[:, scale_columns] = rng.uniform(0.5, 1.5, (turned.frame_count, len(scale_columns)))
+    pose, sparse = forward_kinematics(turned), SparsePose(turned)
+    count = turned.skeleton.joint_count
+    for upper, lower in rng.integers(0, count, (12, 2)):
+        expected = np.swapaxes(pose.rotations[:, upper], -1, -2) @ pose.rotations[:, lower]
+        found = sparse.relative(int(upper), int(lower))
+        np.testing.assert_allclose(np.broadcast_to(np.eye(3), expected.shape) if found is None else found, expected,
+                                   atol=1e-12)
+        np.testing.assert_allclose(sparse.rotation(int(lower)), pose.rotations[:, lower], atol=1e-12)
+        np.testing.assert_allclose(sparse.position(int(lower)), pose.positions[:, lower], atol=1e-9)
+    assert not np.allclose(pose.scales, 1.0)
 
 
 UPRIGHT_TURNS = [m for m in AXIS_ROTATIONS if m[1, 1] == 1 or m[2, 1] == 1]  # Y up stays Y up, or becomes Z up

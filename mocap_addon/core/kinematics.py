@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -127,6 +128,64 @@ def compose(parents: list[int], rotation: FloatArray, translation: FloatArray,
         np.add(world_position[parent], moved, out=world_position[joint])
         np.multiply(world_scale[parent], scale[joint], out=world_scale[joint])
     return world_rotation, world_position, world_scale
+
+
+class SparsePose:
+    """World rotations and positions of the joints asked for only, built from local transforms.
+
+    A transfer that needs one joint's rotation relative to another's needs the
+    local rotations between them, not the world rotations of every joint:
+    :meth:`relative` multiplies only along that path, and :meth:`rotation` and
+    :meth:`position` compose from the root (cached) for the few joints that
+    need world values.
+    """
+
+    def __init__(self, clip: Clip) -> None:
+        rotation, translation, scale = local_transforms(clip)
+        self.parents = clip.skeleton.parents
+        self.local = np.moveaxis(rotation, 1, 0)  # (J, F, 3, 3), each joint contiguous
+        self.translation = np.moveaxis(translation, 1, 0)
+        self.scale = scale.T
+        self._rotations: dict[int, FloatArray] = {}
+
+    def rotation(self, joint: int) -> FloatArray:
+        """World rotations ``(F, 3, 3)`` of ``joint``."""
+        if joint not in self._rotations:
+            parent = self.parents[joint]
+            self._rotations[joint] = (self.local[joint] if parent < 0
+                                      else np.matmul(self.rotation(parent), self.local[joint]))
+        return self._rotations[joint]
+
+    def relative(self, upper: int, lower: int) -> FloatArray | None:
+        """``rotation(upper)^T @ rotation(lower)`` ``(F, 3, 3)``; ``None`` when they are one joint.
+
+        Where ``upper`` is an ancestor of ``lower`` this is the product of the
+        local rotations below it, so no world rotation is built.
+        """
+        if upper == lower:
+            return None
+        path = [lower]
+        while self.parents[path[-1]] not in (upper, -1):
+            path.append(self.parents[path[-1]])
+        if self.parents[path[-1]] != upper:
+            return np.matmul(np.swapaxes(self.rotation(upper), -1, -2), self.rotation(lower))
+        product = self.local[path[-1]]
+        for joint in reversed(path[:-1]):
+            product = np.matmul(product, self.local[joint])
+        return product
+
+    def position(self, joint: int) -> FloatArray:
+        """World origins ``(F, 3)`` of ``joint``."""
+        chain = [joint]
+        while self.parents[chain[-1]] >= 0:
+            chain.append(self.parents[chain[-1]])
+        chain.reverse()
+        position, grown = self.translation[chain[0]], self.scale[chain[0]]
+        for parent, child in pairwise(chain):
+            moved = (self.rotation(parent) @ self.translation[child][..., None])[..., 0]
+            position = position + grown[:, None] * moved
+            grown = grown * self.scale[child]
+        return position
 
 
 def world_positions(clip: Clip) -> FloatArray:

@@ -23,17 +23,17 @@ is scaled by the ratio of leg lengths (thigh + shin), or kept (``root="keep"``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import body as bodies
-from .kinematics import Pose, forward_kinematics, place_translation, translation_channels
+from .kinematics import SparsePose, place_translation, translation_channels
 from .model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, encode_joint
 from .model import rotation_order as order_of
 from .naming import CANONICAL_JOINTS, CANONICAL_PARENTS, map_skeleton
-from .rotations import FloatArray, axis_matrices, euler_to_matrix
+from .rotations import FloatArray, axis_matrices, euler_to_matrix, sandwich
 
 REQUIRED = ("hips", "upper_leg_l", "lower_leg_l", "foot_l", "upper_leg_r", "lower_leg_r", "foot_r")
 METHODS = ("rotations", "lengths")
@@ -97,7 +97,7 @@ def to_canonical(clip: Clip, *, method: str = "rotations", mapping: Mapping[str,
     skeleton = bodies.canonical_skeleton(joints, ends)
     target = figure(skeleton, {n: n for n in CANONICAL_JOINTS}, "canonical skeleton", reference="rest")
     metadata = {"source": clip.metadata.get("source"), "canonical": {"method": method, "lengths": lengths}}
-    return _transfer(clip, forward_kinematics(clip), source, target, root, 1.0, "Y", metadata)
+    return _transfer(clip, source, target, root, 1.0, "Y", metadata)
 
 
 def retarget(clip: Clip, target: Skeleton | Clip, *, mapping: Mapping[str, str | None] | None = None,
@@ -118,13 +118,12 @@ def retarget(clip: Clip, target: Skeleton | Clip, *, mapping: Mapping[str, str |
     """
     source = figure(clip, mapping, "source", source_reference)
     target_figure = figure(target, target_mapping, "target", reference=target_reference)
-    pose = forward_kinematics(clip)
     if isinstance(target, Clip):
         unit, up, metadata = target.unit_in_metres, target.up_axis, dict(target.metadata)
     else:
         unit, up, metadata = None, "Y", {}
     metadata.update(warnings=[], retargeted_from=clip.metadata.get("source"))
-    return _transfer(clip, pose, source, target_figure, root, unit, up, metadata)
+    return _transfer(clip, source, target_figure, root, unit, up, metadata)
 
 
 def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
@@ -356,12 +355,25 @@ def _pairs(source: Figure, target: Figure) -> dict[int, int]:
     return pairs
 
 
-def _transfer(clip: Clip, pose: Pose, source: Figure, target: Figure, root: str, unit: float | None,
+@dataclass(frozen=True)
+class _Linked:
+    """A target world rotation ``A . W_s[source] . right``: a source joint's world rotation in the
+    target's world axes (``A``), times a constant; kept unevaluated so that a child's rotation
+    relative to it needs only the source's local rotations between the two."""
+
+    source: int
+    right: FloatArray
+
+
+def _transfer(clip: Clip, source: Figure, target: Figure, root: str, unit: float | None,
               up_axis: str, metadata: dict) -> Clip:
     """The clip on the target figure's skeleton (see the module docstring for the maths).
 
     Joints without a partner hold a constant local rotation, so only paired
-    joints and the ones above them get per-frame world rotations.
+    joints and the ones above them get per-frame world rotations, and those of
+    fully driven joints stay :class:`_Linked` (the source's world rotations are
+    built only where a hinge, a joint with fewer channels, or the hips' path
+    needs them).
     """
     _check_choice("root", root, ROOT_MODES)
     skeleton = target.skeleton
@@ -374,13 +386,18 @@ def _transfer(clip: Clip, pose: Pose, source: Figure, target: Figure, root: str,
     hinge_of = _hinged_children(skeleton, pairs, bone)
     hips = target.canonical["hips"]
     needed = {j for joint in [*pairs, hips] for j in [*_ancestors(parents, joint), joint]}
+    motion = SparsePose(clip)
 
-    def wanted(joint: int) -> FloatArray:
+    def linked(joint: int) -> _Linked:
         partner = pairs[joint]
-        right = source.reference[partner].T @ body_change @ target.reference[joint]
-        return _times(_times(world_change, pose.rotations[:, partner]), right)
+        return _Linked(partner, source.reference[partner].T @ body_change @ target.reference[joint])
 
-    world: dict[int, FloatArray] = {}
+    def evaluated(rotation: _Linked | FloatArray) -> FloatArray:
+        if isinstance(rotation, _Linked):
+            return sandwich(world_change, motion.rotation(rotation.source), rotation.right)
+        return rotation
+
+    world: dict[int, _Linked | FloatArray] = {}
     local: dict[int, FloatArray] = {}  # (F, 3, 3), or (1, 3, 3) when constant
     for joint, parent in enumerate(parents):
         rest = skeleton.rest_rotations[joint]
@@ -394,35 +411,58 @@ def _transfer(clip: Clip, pose: Pose, source: Figure, target: Figure, root: str,
             else:
                 local[joint] = reference_local[joint][None]
             if joint in needed:
-                world[joint] = local[joint] if parent < 0 else _times(world[parent], local[joint][0])
+                world[joint] = local[joint] if parent < 0 else _then(world[parent], local[joint][0])
             continue
-        desired = wanted(joint)
-        base = rest if parent < 0 else _times(world[parent], rest)
+        if len(order) == 3 and joint not in hinge_of:
+            world[joint] = linked(joint)
+            continue
+        desired = evaluated(linked(joint))
+        base = rest if parent < 0 else _times(evaluated(world[parent]), rest)
         if len(order) == 3:
-            world[joint] = desired
+            held = desired
         elif not order:
-            world[joint] = np.broadcast_to(base, desired.shape)
+            held = np.broadcast_to(base, desired.shape)
         else:
-            world[joint] = base @ _held(skeleton.channels[joint], np.swapaxes(base, -1, -2) @ desired,
-                                        bone.get(joint))
+            held = base @ _held(skeleton.channels[joint], np.swapaxes(base, -1, -2) @ desired, bone.get(joint))
         if joint in hinge_of:
             child = hinge_of[joint]
-            world[joint] = _twist_for_hinge(world[joint], skeleton, target, child, wanted(child), bone[child])
+            held = _twist_for_hinge(held, skeleton, target, child, evaluated(linked(child)), bone[child])
+        world[joint] = held
     for joint in pairs:
         parent = parents[joint]
-        local[joint] = world[joint] if parent < 0 else np.swapaxes(world[parent], -1, -2) @ world[joint]
-    translations = _placed(clip, pose, source, target, world, pairs, root)
+        local[joint] = (evaluated(world[joint]) if parent < 0
+                        else _relative(world[parent], world[joint], motion, evaluated))
+    translations = _placed(motion, source, target, lambda j: evaluated(world[j]), pairs, root)
     starts = skeleton.channel_starts()
-    motion = np.empty((clip.frame_count, int(starts[-1])))
+    motion_out = np.empty((clip.frame_count, int(starts[-1])))
     for joint, layout in enumerate(skeleton.channels):
         frame_rotation = _times(skeleton.rest_rotations[joint].T, local[joint])
         moved = (translation_channels(skeleton, joint, translations[joint]) if joint in translations
                  else target.translations[joint][None])
         if len(moved) != len(frame_rotation):
             frame_rotation = np.broadcast_to(frame_rotation, (clip.frame_count, 3, 3))
-        motion[:, starts[joint]:starts[joint + 1]] = encode_joint(
+        motion_out[:, starts[joint]:starts[joint + 1]] = encode_joint(
             layout, frame_rotation, moved, target.scales[joint:joint + 1], skeleton.length_directions[joint])
-    return Clip(skeleton.copy(), motion, clip.frame_time, clip.start_frame, unit, up_axis, metadata)
+    return Clip(skeleton.copy(), motion_out, clip.frame_time, clip.start_frame, unit, up_axis, metadata)
+
+
+def _then(rotation: _Linked | FloatArray, local: FloatArray) -> _Linked | FloatArray:
+    """A child's world rotation from its parent's and a constant local rotation ``(3, 3)``."""
+    if isinstance(rotation, _Linked):
+        return _Linked(rotation.source, rotation.right @ local)
+    return _times(rotation, local)
+
+
+def _relative(upper: _Linked | FloatArray, lower: _Linked | FloatArray, motion: SparsePose,
+              evaluated: Callable[[_Linked | FloatArray], FloatArray]) -> FloatArray:
+    """``upper^T @ lower``: for two linked rotations, the source's rotation between their joints
+    with the constants around it (the change of world axes cancels)."""
+    if isinstance(upper, _Linked) and isinstance(lower, _Linked):
+        between = motion.relative(upper.source, lower.source)
+        if between is None:
+            return (upper.right.T @ lower.right)[None]
+        return sandwich(upper.right.T, between, lower.right)
+    return np.swapaxes(evaluated(upper), -1, -2) @ evaluated(lower)
 
 
 def _times(left: FloatArray, right: FloatArray) -> FloatArray:
@@ -430,7 +470,7 @@ def _times(left: FloatArray, right: FloatArray) -> FloatArray:
     if left.ndim == 2:
         if np.array_equal(left, np.eye(3)):
             return right
-        return np.matmul(left, right)
+        return sandwich(left, right, np.eye(3))
     if np.array_equal(right, np.eye(3)):
         return left
     return (np.ascontiguousarray(left).reshape(-1, 3) @ right).reshape(left.shape)
@@ -581,7 +621,7 @@ def _twist_for_hinge(parent_world: FloatArray, skeleton: Skeleton, target: Figur
     return turns[choice, np.arange(len(choice))] @ parent_world
 
 
-def _placed(clip: Clip, pose: Pose, source: Figure, target: Figure, world: dict[int, FloatArray],
+def _placed(motion: SparsePose, source: Figure, target: Figure, world: Callable[[int], FloatArray],
             pairs: dict[int, int], root: str) -> dict[int, FloatArray]:
     """Local translations ``(F, 3)`` of the joints that carry the hips (and paired joints above them)
     to where the source's are, in the target's world axes, scaled by the leg ratio (``root="scale"``).
@@ -599,7 +639,7 @@ def _placed(clip: Clip, pose: Pose, source: Figure, target: Figure, world: dict[
     for step, joint in enumerate(path):
         parent = parents[joint]
         positions[joint] = local[joint] if parent < 0 else positions[parent] + grown[step - 1] * (
-            world[parent] @ local[joint][..., None])[..., 0]
+            world(parent) @ local[joint][..., None])[..., 0]
     to_target = target.world.T @ source.world * (target.leg / source.leg if root == "scale" else 1.0)
     driven = [j for j in path if j in pairs]
     moves = [any(c in TRANSLATION_CHANNELS for c in layout) for layout in skeleton.channels]
@@ -609,10 +649,10 @@ def _placed(clip: Clip, pose: Pose, source: Figure, target: Figure, world: dict[
         carrier = next((j for j in candidates if moves[j] and j not in carried), None)
         if carrier is None:
             continue
-        shift = pose.positions[:, pairs[joint]] @ to_target.T - positions[joint]
+        shift = motion.position(pairs[joint]) @ to_target.T - positions[joint]
         parent = parents[carrier]
         carried[carrier] = local[carrier] + (shift if parent < 0 else (
-            np.swapaxes(world[parent], -1, -2) @ shift[..., None])[..., 0] / grown[path.index(parent)])
+            np.swapaxes(world(parent), -1, -2) @ shift[..., None])[..., 0] / grown[path.index(parent)])
         for below in path[path.index(carrier):]:
             positions[below] = positions[below] + shift
     return carried
