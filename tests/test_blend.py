@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from mocap_addon.core import Clip, load, world_positions
 from mocap_addon.core import rotations as r
-from mocap_addon.core.blend import blend, envelope, mask_presets, mask_weights, preset_weights, solve_mix
+from mocap_addon.core.blend import (Posed, blend, blend_pose, envelope, mask_presets, mask_weights, preset_weights,
+                                    solve_mix)
 from mocap_addon.core.model import ROTATION_CHANNELS, rotation_order
 from mocap_addon.core.naming import map_skeleton
 from mocap_addon.core.retarget import retarget
@@ -410,6 +411,41 @@ def test_solve_mix_errors(halves):
         solve_mix(a, b, "Tentacle", 0, [0, 0, 0])
     with pytest.raises(ValueError, match="bounds"):
         solve_mix(a, b, "LeftHand", 0, [0, 0, 0], bounds=(1.0, 0.0))
+
+
+# Motions held as local poses (what the Blender operator reads) ----------------------------------------------------
+
+def same_rotations(x: np.ndarray, y: np.ndarray) -> float:
+    """Largest angle (radians) between two arrays of unit quaternions, whatever their signs."""
+    return float(np.max(2 * np.arccos(np.clip(np.abs(np.sum(x * y, axis=-1)), 0.0, 1.0))))
+
+
+@pytest.mark.parametrize("options", [{}, {"root": "heading"}, {"root": "b"}, {"mask": "upper_body"},
+                                     {"offset": 7}, {"align": "scale"}, {"align": "dtw", "offset": 3}])
+def test_blend_pose_is_the_blend_before_encoding(halves, options):
+    """On clips or on their decoded poses, blend_pose gives the local pose of every joint of blend()."""
+    a, b = halves
+    b = part(turned(b, 40.0, [20.0, 0.0, 5.0]), 0, 55)
+    profile = np.linspace(-0.2, 1.1, a.frame_count)
+    expected = Posed.of(blend(a, b, profile, **options)).pose
+    for first, second in ((a, b), (Posed.of(a), Posed.of(b)), (Posed.of(a), b)):
+        found = blend_pose(first, second, profile, **options)
+        assert found.rotations.shape == (a.skeleton.joint_count, a.frame_count, 4)
+        assert same_rotations(found.rotations, expected.rotations) < 1e-7
+        np.testing.assert_allclose(found.translations, expected.translations, atol=1e-9 * extent(a))
+    hand = a.skeleton.index("RightHand")
+    np.testing.assert_allclose(envelope(Posed.of(a), Posed.of(b), hand, [0.3, 0.9], **options),
+                               envelope(a, b, hand, [0.3, 0.9], **options), atol=1e-9 * extent(a))
+    target = world_positions(blend(a, b, 0.37, **options))[20, hand]
+    assert abs(solve_mix(Posed.of(a), Posed.of(b), hand, 20, target, **options)[0] - 0.37) < 1e-4
+
+
+def test_a_posed_b_on_another_skeleton_is_refused(halves):
+    a, b = halves
+    other = b.copy()
+    other.skeleton.names[3] = "Elsewhere"
+    with pytest.raises(ValueError, match="give b as a clip"):
+        blend_pose(a, Posed.of(other), 0.5)
 
 
 # Options and errors ------------------------------------------------------------------------------------------------

@@ -92,3 +92,42 @@ def test_write_clip_refuses_joints_the_armature_lacks(addon):
     moved.skeleton.parents[3] = 0
     with pytest.raises(ValueError, match="hangs from"):
         write_clip(obj, moved, name="x")
+
+
+def test_poses_read_and_written_without_euler_angles(addon):
+    """armature_pose gives what armature_clip decodes to, and write_pose keys it back: on an imported
+    rig with bones in other rotation modes, and on a hand-made rig with rolled bones."""
+    from mocap_addon.blender.motion import armature_clip, armature_pose, write_pose
+    from mocap_addon.core.blend import Posed
+
+    bpy = addon
+    bpy.ops.import_anim.mocap_bvh(filepath=str(SAMPLE), frame_start=5)
+    imported = bpy.context.object
+    imported.pose.bones["Spine"].rotation_mode = "AXIS_ANGLE"
+    imported.pose.bones["Head"].rotation_mode = "XZY"
+    rolled = armature_from_bones(bpy, "rig", [("b0", None, (0, 0, 1), (0, 0, 1.5), 0.3),
+                                              ("b1", "b0", (0, 0, 1.5), (0.4, 0, 1.7), 1.2)])
+    rolled.animation_data_create()
+    rolled.animation_data.action = bpy.data.actions.new("keys")
+    rng = np.random.default_rng(5)
+    for frame in range(1, 9):
+        for pose_bone in rolled.pose.bones:
+            pose_bone.rotation_quaternion = rng.normal(size=4)
+            pose_bone.keyframe_insert("rotation_quaternion", frame=frame)
+        rolled.pose.bones["b0"].location = rng.uniform(-1, 1, 3)
+        rolled.pose.bones["b0"].keyframe_insert("location", frame=frame)
+    for obj, frames in ((imported, range(5, 125, 9)), (rolled, range(1, 9))):
+        posed, decoded = armature_pose(obj), Posed.of(armature_clip(obj)).pose
+        turns = np.abs(np.sum(posed.pose.rotations * decoded.rotations, axis=-1))
+        assert np.all(turns > 1 - 1e-10), obj.name  # float32 keys: to 2e-5 rad
+        size = float(np.ptp(decoded.translations))
+        np.testing.assert_allclose(posed.pose.translations, decoded.translations, atol=1e-5 * size)
+        before, _ = pose_heads(bpy, obj, frames)
+        tails = _tails(bpy, obj, frames)
+        write_pose(obj, posed, name="again", frame_start=frames[0])
+        after, _ = pose_heads(bpy, obj, frames)
+        assert np.abs(after - before).max() <= 1e-5 * extent(before), obj.name
+        assert np.abs(_tails(bpy, obj, frames) - tails).max() <= 1e-5 * extent(before), obj.name
+        again = armature_pose(obj)
+        assert np.all(np.abs(np.sum(again.pose.rotations * posed.pose.rotations, axis=-1)) > 1 - 1e-12)
+    assert imported.pose.bones["Spine"].rotation_mode == "AXIS_ANGLE"

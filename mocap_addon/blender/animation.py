@@ -118,10 +118,12 @@ def sample_fcurve(fcurve: bpy.types.FCurve, frames: np.ndarray) -> np.ndarray:
     co = np.empty(2 * count, dtype=np.float32)
     keys.foreach_get("co", co)
     x, y = co[0::2].astype(np.float64), co[1::2].astype(np.float64)
+    plain = len(fcurve.modifiers) == 0 and fcurve.extrapolation == "CONSTANT"
+    if plain and np.array_equal(frames, x):  # a curve passes through its keys, whatever the interpolation
+        return y
     interpolation = np.empty(count, dtype=np.uint8)  # the enum's own size: copied straight
     keys.foreach_get("interpolation", interpolation)
-    plain = len(fcurve.modifiers) == 0 and fcurve.extrapolation == "CONSTANT"
-    if plain and (np.array_equal(frames, x) or np.all(interpolation[:-1] == LINEAR)):
+    if plain and np.all(interpolation[:-1] == LINEAR):
         return np.interp(frames, x, y)
     return np.array([fcurve.evaluate(float(f)) for f in frames])
 
@@ -139,8 +141,8 @@ def has_keys(curves: dict[tuple[str, int], bpy.types.FCurve], bone_name: str, pr
 
 def read_bone(pose_bone: bpy.types.PoseBone, curves: dict[tuple[str, int], bpy.types.FCurve],
               frames: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One bone's ``matrix_basis`` rotation ``(F, 3, 3)``, location ``(F, 3)`` and uniform scale ``(F,)``
-    at ``frames``, from its F-curves (its current value where a channel has none)."""
+    """One bone's ``matrix_basis`` rotation (unit quaternions ``(F, 4)``), location ``(F, 3)`` and uniform
+    scale ``(F,)`` at ``frames``, from its F-curves (its current value where a channel has none)."""
     name = pose_bone.name
     count = len(frames)
 
@@ -152,16 +154,16 @@ def read_bone(pose_bone: bpy.types.PoseBone, curves: dict[tuple[str, int], bpy.t
 
     mode = pose_bone.rotation_mode
     if mode == "QUATERNION":
-        matrices = rotations.quaternion_to_matrix(channel("rotation_quaternion", 4, pose_bone.rotation_quaternion))
+        turns = channel("rotation_quaternion", 4, pose_bone.rotation_quaternion)
+        turns /= np.maximum(np.linalg.norm(turns, axis=1, keepdims=True), 1e-300)
     elif mode == "AXIS_ANGLE":
         axis_angle = channel("rotation_axis_angle", 4, pose_bone.rotation_axis_angle)
         half = 0.5 * axis_angle[:, 0]
         axis = axis_angle[:, 1:] / np.maximum(np.linalg.norm(axis_angle[:, 1:], axis=1, keepdims=True), 1e-12)
-        matrices = rotations.quaternion_to_matrix(
-            np.concatenate([np.cos(half)[:, None], np.sin(half)[:, None] * axis], axis=1))
+        turns = np.concatenate([np.cos(half)[:, None], np.sin(half)[:, None] * axis], axis=1)
     else:
         ours = mode[::-1]
         by_axis = channel("rotation_euler", 3, pose_bone.rotation_euler)
-        matrices = rotations.euler_to_matrix(by_axis[:, ["XYZ".index(a) for a in ours]], ours)
+        turns = rotations.euler_to_quaternion(by_axis[:, ["XYZ".index(a) for a in ours]], ours)
     scale = np.cbrt(np.prod(channel("scale", 3, pose_bone.scale), axis=1))
-    return matrices, channel("location", 3, pose_bone.location), scale
+    return turns, channel("location", 3, pose_bone.location), scale

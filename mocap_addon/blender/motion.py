@@ -10,22 +10,32 @@ blend) can work on any rig and hand their result back.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 import bpy
 import numpy as np
 
 from ..core import Clip, Skeleton
-from ..core.kinematics import rest_pose
-from ..core.model import SCALE_CHANNEL, TRANSLATION_CHANNELS
+from ..core.blend import LocalPose, Posed
+from ..core.kinematics import place_translation
+from ..core.model import LENGTH_CHANNEL, SCALE_CHANNEL, TRANSLATION_CHANNELS
 from .animation import write_action
-from .armature import rest_matrices
 from .files.base import conversion_matrix
-from .files.exporter import ExportSettings, export_clip, frame_range, joint_bones, skeleton_from_bones
-from .rig_math import BoneFrames, RestRig, joint_basis
+from .files.exporter import (
+    ExportSettings,
+    armature_bone_frames,
+    export_clip,
+    frame_range,
+    joint_bones,
+    read_armature,
+    skeleton_from_bones,
+)
+from .rig_math import BoneFrames, basis_to_local, joint_basis, local_basis
 from .storage import PROPERTY, skeleton_from_json
 
 DEFAULT_AXES = ("-Z", "Y")  # the exporters' default forward and up
+MOVING_CHANNELS = (*TRANSLATION_CHANNELS, LENGTH_CHANNEL)  # a joint with any of these is keyed with locations
 
 
 def clip_space(obj: bpy.types.Object) -> tuple[np.ndarray, float]:
@@ -61,6 +71,26 @@ def armature_clip(obj: bpy.types.Object, action: bpy.types.Action | None = None)
     return clip
 
 
+def armature_pose(obj: bpy.types.Object, action: bpy.types.Action | None = None) -> Posed:
+    """The armature's animation as the local pose of every joint of :func:`armature_skeleton`, with no
+    detour through Euler angles or matrices: the bones' rotations as Blender shows them (turns a
+    joint's channels could not hold included), the exact inverse of :func:`write_pose`; joints
+    without translation channels stand at their offsets."""
+    reading = read_armature(obj, ExportSettings(clip_space(obj)[0]), action)
+    skeleton = reading.skeleton
+    shape = (skeleton.joint_count, len(reading.frames))
+    pose = LocalPose(np.empty(shape + (4,)), np.empty(shape + (3,)), np.ones(shape))
+    for joint, rotation, location, local_scale in reading.joints():
+        layout = skeleton.channels[joint]
+        pose.rotations[joint], local_translation = basis_to_local(reading.bone_frames, joint, rotation, location,
+                                                                  reading.native)
+        pose.translations[joint] = (local_translation if any(c in MOVING_CHANNELS for c in layout)
+                                    else place_translation(skeleton, joint, np.zeros((1, 3))))
+        if SCALE_CHANNEL in layout:
+            pose.scales[joint] = local_scale
+    return Posed(skeleton, pose, reading.frame_time, str(reading.clip_fields["up_axis"]))
+
+
 def write_clip(obj: bpy.types.Object, clip: Clip, *, name: str, rotation_mode: str = "KEEP",
                frame_start: int | None = None) -> bpy.types.Action:
     """A new action on ``obj`` holding ``clip``, whose joints are bones of ``obj``, in clip space.
@@ -70,9 +100,39 @@ def write_clip(obj: bpy.types.Object, clip: Clip, *, name: str, rotation_mode: s
     in each bone's own rotation mode (``"KEEP"``) or ``"QUATERNION"`` /
     ``"EULER"`` (each joint's own order).  The action is assigned to ``obj``.
     """
-    skeleton = clip.skeleton
     if not clip.frame_count:
         raise ValueError("the clip has no frames to write")
+
+    def bases(frames: BoneFrames, scale: float) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+        for joint in range(clip.skeleton.joint_count):
+            yield (*joint_basis(clip, frames, joint, scale), clip.channel_values(joint, SCALE_CHANNEL))
+
+    first = clip.start_frame if frame_start is None else frame_start
+    return _write(obj, clip.skeleton, bases, first + np.arange(clip.frame_count, dtype=np.float64),
+                  clip.frame_time, name, rotation_mode)
+
+
+def write_pose(obj: bpy.types.Object, posed: Posed, *, name: str, frame_start: int,
+               rotation_mode: str = "KEEP") -> bpy.types.Action:
+    """:func:`write_clip` for a motion held as local poses (:func:`armature_pose`'s, or a blend's)."""
+    skeleton, pose = posed.skeleton, posed.pose
+    if not posed.frame_count:
+        raise ValueError("the motion has no frames to write")
+
+    def bases(frames: BoneFrames, scale: float) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+        for joint, layout in enumerate(skeleton.channels):
+            yield (*local_basis(frames, joint, pose.rotations[joint], pose.translations[joint], scale),
+                   pose.scales[joint] if SCALE_CHANNEL in layout else None)
+
+    return _write(obj, skeleton, bases, frame_start + np.arange(posed.frame_count, dtype=np.float64),
+                  posed.frame_time, name, rotation_mode)
+
+
+def _write(obj: bpy.types.Object, skeleton: Skeleton,
+           bases: Callable[[BoneFrames, float], Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]],
+           keys: np.ndarray, frame_time: float, name: str, rotation_mode: str) -> bpy.types.Action:
+    """A new action on ``obj`` with keys at ``keys`` from each joint's ``matrix_basis`` rotation, location
+    and scale (``bases``, given the bone frames and the Blender length of a clip unit)."""
     bones = obj.pose.bones
     for joint_name, parent in zip(skeleton.names, skeleton.parents):
         if joint_name not in bones:
@@ -83,15 +143,9 @@ def write_clip(obj: bpy.types.Object, clip: Clip, *, name: str, rotation_mode: s
             raise ValueError(f"bone {joint_name!r} of {obj.name} hangs from "
                              f"{bone_parent.name if bone_parent else 'nothing'}, the clip's joint from {wanted}")
     conversion, scale = clip_space(obj)
-    orientations, heads = rest_matrices(obj, skeleton.names)
-    rig = RestRig(heads, heads, orientations, conversion @ rest_pose(skeleton)[0])
-    frames = BoneFrames.of(skeleton.parents, rig, conversion)
-    poses = ((*joint_basis(clip, frames, joint, scale), clip.channel_values(joint, SCALE_CHANNEL))
-             for joint in range(skeleton.joint_count))
-    first = clip.start_frame if frame_start is None else frame_start
-    keys = first + np.arange(clip.frame_count, dtype=np.float64)
-    moves = [any(c in TRANSLATION_CHANNELS or c == "l" for c in layout) for layout in skeleton.channels]
-    orders = frames.euler_orders(skeleton)
-    action = write_action(obj, name, skeleton.names, keys, rotation_mode, orders, moves, poses)
-    action["mocap_frame_time"] = clip.frame_time
+    frames = armature_bone_frames(obj, skeleton, conversion)
+    moves = [any(c in MOVING_CHANNELS for c in layout) for layout in skeleton.channels]
+    action = write_action(obj, name, skeleton.names, keys, rotation_mode, frames.euler_orders(skeleton), moves,
+                          bases(frames, scale))
+    action["mocap_frame_time"] = frame_time
     return action

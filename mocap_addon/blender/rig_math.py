@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -94,6 +95,15 @@ class BoneFrames:
         """``L^-1 @ U`` ``(J, 3, 3)``: what multiplies a joint's local rotation from the left."""
         return self.rest_inverse @ self.from_parent
 
+    @cached_property
+    def turns(self) -> FloatArray:
+        """:attr:`left` and :attr:`to_bone` of every joint as unit quaternions ``(J, 2, 4)``.
+
+        Blender's rest matrices are rotations only to float32: their nearest
+        rotations keep a product as exact (to first order) as the matrices would.
+        """
+        return rotations.matrix_to_quaternion(rotations.nearest_rotation(np.stack([self.left, self.to_bone], axis=1)))
+
     def euler_orders(self, skeleton: Skeleton) -> list[str]:
         """Each bone's Euler order (ours): its joint's channel order on the bone's axes (:func:`bone_euler_order`)."""
         return [bone_euler_order(rotation_order(layout) or "ZYX", self.to_bone[joint])
@@ -103,29 +113,55 @@ class BoneFrames:
 def joint_basis(clip: Clip, frames: BoneFrames, joint: int, scale: float) -> tuple[FloatArray, FloatArray]:
     """One bone's ``matrix_basis`` rotation as unit quaternions ``(F, 4)`` and location ``(F, 3)``.
 
-    The rotation is ``left @ rest @ R_f @ to_bone`` with ``R_f`` straight from the
-    file's angles (a product of axis quaternions) and the constant factors folded
-    into one 4x4 product.  Bone by bone, so an import holds one joint's frames at
-    a time, not the whole clip's.
+    The rotation comes straight from the file's angles (a product of axis
+    quaternions), see :func:`local_basis`.  Bone by bone, so an import holds one
+    joint's frames at a time, not the whole clip's.
     """
-    # Blender's rest matrices are rotations only to float32: the nearest rotations keep the
-    # product as exact (to first order) as the matrices themselves would.
-    fixed = rotations.matrix_to_quaternion(rotations.nearest_rotation(
-        np.stack([frames.left[joint] @ clip.skeleton.rest_rotations[joint], frames.to_bone[joint]])))
-    turned = clip.joint_quaternions(joint) @ rotations.quaternion_product_matrix(*fixed)
+    local = clip.joint_quaternions(joint)
+    rest = clip.skeleton.rest_rotations[joint]
+    if not np.array_equal(rest, np.eye(3)):
+        local = local @ rotations.quaternion_product_matrix(rotations.matrix_to_quaternion(rest))
     translation = place_translation(clip.skeleton, joint, clip.joint_translations(joint))
-    moved = scale * translation @ frames.from_parent[joint].T - frames.rest_offset[joint]
+    return local_basis(frames, joint, local, translation, scale)
+
+
+def local_basis(frames: BoneFrames, joint: int, local_rotations: FloatArray, local_translations: FloatArray,
+                scale: float) -> tuple[FloatArray, FloatArray]:
+    """A bone's ``matrix_basis`` rotation ``(F, 4)`` and location ``(F, 3)`` from its joint's local
+    rotation (unit quaternions, rest rotation included) and translation (file axes and units).
+
+    The rotation is ``left @ R_local @ to_bone``, the constant factors folded into one 4x4 product.
+    """
+    left, to_bone = frames.turns[joint]
+    turned = local_rotations @ rotations.quaternion_product_matrix(left, to_bone)
+    moved = scale * local_translations @ frames.from_parent[joint].T - frames.rest_offset[joint]
     return turned, moved @ frames.rest_inverse[joint].T
+
+
+def basis_to_local(frames: BoneFrames, joint: int, rotation: FloatArray, location: FloatArray,
+                   scale: float) -> tuple[FloatArray, FloatArray]:
+    """Inverse of :func:`local_basis`: a joint's local rotation (unit quaternions ``(F, 4)``) and translation
+    ``(F, 3)`` from its bone's ``matrix_basis`` rotation (unit quaternions) and location."""
+    left, to_bone = frames.turns[joint]
+    inverse = rotations.quaternion_conjugate
+    return (rotation @ rotations.quaternion_product_matrix(inverse(left), inverse(to_bone)),
+            _joint_translation(frames, joint, location, scale))
 
 
 def bone_to_joint(frames: BoneFrames, joint: int, rotation: FloatArray, location: FloatArray,
                   scale: float) -> tuple[FloatArray, FloatArray]:
-    """Inverse of :func:`joint_basis`: a joint's local rotation ``(F, 3, 3)`` and translation ``(F, 3)``
-    (file axes and units) from its bone's ``matrix_basis`` rotation and location."""
+    """A joint's local rotation ``(F, 3, 3)`` and translation ``(F, 3)`` (file axes and units) from its
+    bone's ``matrix_basis`` rotation (unit quaternions ``(F, 4)``) and location, through the true
+    inverses of Blender's rest matrices (what export writes: the pose Blender shows)."""
     left = np.linalg.inv(frames.rest_inverse[joint] @ frames.from_parent[joint])
-    local_rotation = rotations.sandwich(left, rotation, np.linalg.inv(frames.to_bone[joint]))
+    local_rotation = rotations.sandwich(left, rotations.quaternion_to_matrix(rotation),
+                                        np.linalg.inv(frames.to_bone[joint]))
+    return local_rotation, _joint_translation(frames, joint, location, scale)
+
+
+def _joint_translation(frames: BoneFrames, joint: int, location: FloatArray, scale: float) -> FloatArray:
     offset = location @ np.linalg.inv(frames.rest_inverse[joint]).T + frames.rest_offset[joint]
-    return local_rotation, offset @ np.linalg.inv(frames.from_parent[joint]).T / scale
+    return offset @ np.linalg.inv(frames.from_parent[joint]).T / scale
 
 
 def bone_euler_order(order: str, to_bone: FloatArray) -> str:

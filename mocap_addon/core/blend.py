@@ -29,12 +29,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from . import rotations
-from .kinematics import forward_kinematics, place_translation, translation_channels
+from .kinematics import place_translation, translation_channels
 from .model import ROTATION_CHANNELS, SCALE_CHANNEL, Clip, Skeleton, encode_joint, rotation_order
 from .naming import map_skeleton
 from .retarget import retarget
@@ -113,65 +113,121 @@ def preset_weights(skeleton: Skeleton, mapping: Mapping[str, str | None], canoni
 # Local poses ----------------------------------------------------------------------------------------------------
 
 @dataclass
-class _Pose:
-    """Local rotations (quaternions ``(..., K, F, 4)``), translations ``(..., K, F, 3)`` and scales
-    ``(..., K, F)`` of ``K`` joints over ``F`` frames, joint-major; translations include the offset
-    (as :func:`kinematics.joint_transform`'s)."""
+class LocalPose:
+    """Local rotations (unit quaternions ``(..., K, F, 4)``, rest rotation included), translations
+    ``(..., K, F, 3)`` (offset included, as :func:`kinematics.joint_transform`'s) and scales
+    ``(..., K, F)`` of ``K`` joints over ``F`` frames, joint-major."""
 
     rotations: FloatArray
     translations: FloatArray
     scales: FloatArray
 
-    def toward(self, other: _Pose, weights: FloatArray) -> _Pose:
+    def toward(self, other: LocalPose, weights: FloatArray) -> LocalPose:
         """Slerp / lerp from this pose toward ``other`` by ``weights`` ``(..., K, F)``."""
-        return _Pose(rotations.slerp(self.rotations, other.rotations, weights),
-                     self.translations + weights[..., None] * (other.translations - self.translations),
-                     self.scales + weights * (other.scales - self.scales))
+        return LocalPose(rotations.slerp(self.rotations, other.rotations, weights),
+                         self.translations + weights[..., None] * (other.translations - self.translations),
+                         self.scales + weights * (other.scales - self.scales))
+
+
+@dataclass
+class Posed:
+    """A motion held as the local pose of every joint at every frame, not as channel values.
+
+    What a clip decodes to (:meth:`of`), or what an armature's quaternion keys
+    give without a detour through Euler angles.  :func:`blend_pose`,
+    :func:`envelope` and :func:`solve_mix` take it wherever they take a clip.
+    """
+
+    skeleton: Skeleton
+    pose: LocalPose  # (J, F, ...)
+    frame_time: float
+    up_axis: str = "Y"
+
+    @classmethod
+    def of(cls, clip: Clip) -> Posed:
+        joints = range(clip.skeleton.joint_count)
+        return cls(clip.skeleton, _local_pose(clip, np.arange(clip.frame_count), joints), clip.frame_time,
+                   clip.up_axis)
+
+    @property
+    def frame_count(self) -> int:
+        return int(self.pose.rotations.shape[1])
+
+
+Motion = Clip | Posed
 
 
 def _is_identity(matrix: FloatArray) -> bool:
     return bool(np.all(matrix == np.eye(3)))
 
 
-def _local_pose(clip: Clip, rows: np.ndarray, joints: Sequence[int]) -> _Pose:
-    """The local pose of ``joints`` at frames ``rows`` of ``clip``."""
+def _local_pose(motion: Motion, rows: np.ndarray, joints: Sequence[int]) -> LocalPose:
+    """The local pose of ``joints`` at frames ``rows`` of ``motion`` (a clip's decoded for them only)."""
+    if isinstance(motion, Posed):
+        index = np.ix_(np.asarray(joints, dtype=np.int64), rows)
+        pose = motion.pose
+        return LocalPose(pose.rotations[index], pose.translations[index], pose.scales[index])
+    clip = motion
     skeleton = clip.skeleton
     whole = len(rows) == clip.frame_count and np.array_equal(rows, np.arange(clip.frame_count))
     part = clip if whole else Clip(skeleton, clip.motion[rows], clip.frame_time)
     count = len(joints)
-    pose = _Pose(np.zeros((count, len(rows), 4)), np.empty((count, len(rows), 3)), np.ones((count, len(rows))))
+    decoded = LocalPose(np.zeros((count, len(rows), 4)), np.empty((count, len(rows), 3)),
+                        np.ones((count, len(rows))))
     starts = skeleton.channel_starts()
     for column, joint in enumerate(joints):
         layout = skeleton.channels[joint]
         order = rotation_order(layout)
         if order:
             angles = part.motion[:, [int(starts[joint]) + n for n, c in enumerate(layout) if c in ROTATION_CHANNELS]]
-            pose.rotations[column] = rotations.euler_to_quaternion(np.radians(angles), order)
+            decoded.rotations[column] = rotations.euler_to_quaternion(np.radians(angles), order)
         else:
-            pose.rotations[column, :, 0] = 1.0
+            decoded.rotations[column, :, 0] = 1.0
         rest = skeleton.rest_rotations[joint]
         if not _is_identity(rest):
-            pose.rotations[column] = rotations.quaternion_multiply(rotations.matrix_to_quaternion(rest),
-                                                                   pose.rotations[column])
-        pose.translations[column] = place_translation(skeleton, joint, part.joint_translations(joint))
+            decoded.rotations[column] = rotations.quaternion_multiply(rotations.matrix_to_quaternion(rest),
+                                                                      decoded.rotations[column])
+        decoded.translations[column] = place_translation(skeleton, joint, part.joint_translations(joint))
         scale = part.channel_values(joint, SCALE_CHANNEL)
         if scale is not None:
-            pose.scales[column] = scale
-    return pose
+            decoded.scales[column] = scale
+    return decoded
 
 
-def _sampled_pose(clip: Clip, frames: FloatArray, joints: Sequence[int]) -> _Pose:
-    """The local pose of ``joints`` at fractional ``frames`` (within the clip), interpolated between frames."""
+def _world_pose(parents: Sequence[int], pose: LocalPose) -> tuple[FloatArray, FloatArray]:
+    """World rotations (quaternions ``(K, ..., F, 4)``) and positions ``(K, ..., F, 3)`` of the
+    joints of ``pose`` (leading axes: several poses), whose parents are ``parents`` (``-1`` or an
+    earlier joint of the pose)."""
+    local_rotations = np.moveaxis(pose.rotations, -3, 0)
+    local_translations = np.moveaxis(pose.translations, -3, 0)
+    local_scales = np.moveaxis(pose.scales, -2, 0)
+    world_rotations = np.empty_like(local_rotations)
+    positions = np.empty_like(local_translations)
+    scales = np.empty_like(local_scales)
+    for joint, parent in enumerate(parents):
+        if parent < 0:
+            world_rotations[joint], positions[joint], scales[joint] = (
+                local_rotations[joint], local_translations[joint], local_scales[joint])
+            continue
+        positions[joint] = positions[parent] + scales[parent][..., None] * _rotate(world_rotations[parent],
+                                                                                    local_translations[joint])
+        world_rotations[joint] = rotations.quaternion_multiply(world_rotations[parent], local_rotations[joint])
+        scales[joint] = scales[parent] * local_scales[joint]
+    return world_rotations, positions
+
+
+def _sampled_pose(motion: Motion, frames: FloatArray, joints: Sequence[int]) -> LocalPose:
+    """The local pose of ``joints`` at fractional ``frames`` (within the motion), interpolated between frames."""
     before = np.floor(frames).astype(np.int64)
     weight = frames - before
-    pose = _local_pose(clip, before, joints)
+    pose = _local_pose(motion, before, joints)
     if not np.any(weight):
         return pose
-    after = _local_pose(clip, np.minimum(before + 1, clip.frame_count - 1), joints)
+    after = _local_pose(motion, np.minimum(before + 1, motion.frame_count - 1), joints)
     return pose.toward(after, np.broadcast_to(weight, (len(joints), len(weight))))
 
 
-def _encode(skeleton: Skeleton, joints: Sequence[int], pose: _Pose, reference: FloatArray) -> list[FloatArray]:
+def _encode(skeleton: Skeleton, joints: Sequence[int], pose: LocalPose, reference: FloatArray) -> list[FloatArray]:
     """Channel values of each of ``joints`` in ``skeleton``'s layout, Euler angles continuous from ``reference``."""
     columns = []
     for column, joint in enumerate(joints):
@@ -183,16 +239,6 @@ def _encode(skeleton: Skeleton, joints: Sequence[int], pose: _Pose, reference: F
                                     translation_channels(skeleton, joint, pose.translations[column]),
                                     pose.scales[column], skeleton.length_directions[joint], reference[joint]))
     return columns
-
-
-def _resampled(clip: Clip, frames: FloatArray) -> Clip:
-    """``clip`` at fractional ``frames``: its rows where they are whole, else interpolated poses."""
-    if np.array_equal(frames, np.round(frames)):
-        return Clip(clip.skeleton, clip.motion[frames.astype(np.int64)], clip.frame_time)
-    joints = list(range(clip.skeleton.joint_count))
-    pose = _sampled_pose(clip, frames, joints)
-    motion = np.concatenate(_encode(clip.skeleton, joints, pose, first_frame_angles(clip)), axis=1)
-    return Clip(clip.skeleton, motion, clip.frame_time)
 
 
 # Headings about the up axis ---------------------------------------------------------------------------------------
@@ -224,14 +270,10 @@ class _Heading:
     def split(self, quaternions: FloatArray) -> tuple[FloatArray, FloatArray]:
         """Rotations ``(..., 4)`` as a turn about the up axis times a tilt whose measured axis has no heading."""
         turn = self.turns(self.angles(quaternions))
-        return turn, rotations.quaternion_multiply(_conjugate(turn), quaternions)
+        return turn, rotations.quaternion_multiply(rotations.quaternion_conjugate(turn), quaternions)
 
     def horizontal(self, vectors: FloatArray) -> FloatArray:
         return vectors - (vectors @ self.up)[..., None] * self.up
-
-
-def _conjugate(quaternions: FloatArray) -> FloatArray:
-    return quaternions * np.array([1.0, -1.0, -1.0, -1.0])
 
 
 def _rotate(quaternions: FloatArray, vectors: FloatArray) -> FloatArray:
@@ -248,18 +290,27 @@ def _up_vector(up_axis: str) -> FloatArray:
     return np.eye(3)[rotations.AXES.index(axis)] * (-1.0 if up_axis.startswith("-") else 1.0)
 
 
-def _body_root(clip: Clip) -> int:
+def _body_root(motion: Motion) -> int:
     """The joint that carries the body's path: the root, or below a fixed one-child root the first that moves."""
-    skeleton = clip.skeleton
+    skeleton = motion.skeleton
     children = skeleton.child_lists()
-    starts = skeleton.channel_starts()
     joint = skeleton.parents.index(-1)
     while len(children[joint]) == 1:
-        values = clip.motion[:, starts[joint]:starts[joint + 1]]
-        if not np.all(values == values[:1]):
+        pose = _local_pose(motion, np.arange(motion.frame_count), [joint])
+        turns = np.abs(np.sum(pose.rotations * pose.rotations[:, :1], axis=-1))
+        if not (np.all(turns >= 1 - 1e-12) and np.allclose(pose.translations, pose.translations[:, :1], rtol=1e-12)
+                and np.allclose(pose.scales, pose.scales[:, :1], rtol=1e-12)):
             break
         joint = children[joint][0]
     return joint
+
+
+def _chain(parents: Sequence[int], joint: int) -> list[int]:
+    """``joint`` and its ancestors, root first."""
+    chain = [joint]
+    while parents[chain[-1]] >= 0:
+        chain.append(parents[chain[-1]])
+    return chain[::-1]
 
 
 # Pairing a with b -------------------------------------------------------------------------------------------------
@@ -281,8 +332,8 @@ class _Turn:
 class _Pairing:
     """``a`` and ``b`` (on ``a``'s skeleton) paired frame by frame, with the mask and the root treatment."""
 
-    a: Clip
-    b: Clip
+    a: Motion
+    b: Motion
     b_frames: FloatArray  # (Fa,) b's frame paired with each frame of a, within b
     root: str
     root_joint: int
@@ -290,7 +341,7 @@ class _Pairing:
     weights: FloatArray  # (J,) the mask
     turn: _Turn | None = None
 
-    def poses(self, joints: Sequence[int], frames: np.ndarray) -> tuple[_Pose, _Pose]:
+    def poses(self, joints: Sequence[int], frames: np.ndarray) -> tuple[LocalPose, LocalPose]:
         """Local poses of ``joints`` at ``a``'s ``frames``, from ``a`` and from ``b`` (turned in heading mode)."""
         pose_a = _local_pose(self.a, frames, joints)
         pose_b = _sampled_pose(self.b, self.b_frames[frames], joints)
@@ -300,7 +351,7 @@ class _Pairing:
                 pose_b.rotations[column], pose_b.translations[column])
         return pose_a, pose_b
 
-    def mix(self, pose_a: _Pose, pose_b: _Pose, weights: FloatArray, joints: Sequence[int]) -> _Pose:
+    def mix(self, pose_a: LocalPose, pose_b: LocalPose, weights: FloatArray, joints: Sequence[int]) -> LocalPose:
         """The blended pose of ``joints`` for ``weights`` ``(..., K, F)`` (leading axes: several mixes)."""
         mixed = pose_a.toward(pose_b, weights)
         if self.root in ("a", "b") and self.root_joint in joints:
@@ -314,49 +365,43 @@ class _Pairing:
             mixed.translations[..., column, :, :] = source.translations[column]
         return mixed
 
-    def chain(self, joint: int) -> list[int]:
-        """``joint`` and its ancestors, root first."""
-        chain = [joint]
-        while self.a.skeleton.parents[chain[-1]] >= 0:
-            chain.append(self.a.skeleton.parents[chain[-1]])
-        return chain[::-1]
-
-    def chain_positions(self, chain: list[int], pose_a: _Pose, pose_b: _Pose, weights: FloatArray) -> FloatArray:
+    def chain_positions(self, chain: list[int], pose_a: LocalPose, pose_b: LocalPose,
+                        weights: FloatArray) -> FloatArray:
         """World positions ``(n, F, 3)`` of the chain's last joint for mixes ``weights`` ``(n, F)``, from
         the chain's poses (:meth:`poses`): only this chain is blended and chained."""
         pose = self.mix(pose_a, pose_b, self.weights[chain][:, None] * weights[:, None, :], chain)
-        rotation, position, scale = pose.rotations[:, 0], pose.translations[:, 0], pose.scales[:, 0]
-        for link in range(1, len(chain)):
-            position = position + scale[..., None] * _rotate(rotation, pose.translations[:, link])
-            rotation = rotations.quaternion_multiply(rotation, pose.rotations[:, link])
-            scale = scale * pose.scales[:, link]
-        return position
+        return _world_pose(range(-1, len(chain) - 1), pose)[1][-1]
 
 
-def onto(a: Clip, b: Clip, *, mapping: Mapping[str, str | None] | None = None,
-         target_mapping: Mapping[str, str | None] | None = None) -> Clip:
+def onto(a: Motion, b: Motion, *, mapping: Mapping[str, str | None] | None = None,
+         target_mapping: Mapping[str, str | None] | None = None) -> Motion:
     """``b`` on ``a``'s skeleton: ``b`` itself when their joints agree, else retargeted onto ``a``
-    (:func:`.retarget.retarget`, with these bone mappings when given).  :func:`blend` does this first."""
+    (:func:`.retarget.retarget`, with these bone mappings when given; ``b`` must then be a clip).
+    :func:`blend` does this first."""
     if a.skeleton.names == b.skeleton.names and a.skeleton.parents == b.skeleton.parents:
         return b
+    if isinstance(b, Posed):
+        raise ValueError("b's skeleton differs from a's: give b as a clip so it can be retargeted")
     try:
-        return retarget(b, a, mapping=mapping, target_mapping=target_mapping)
+        return retarget(b, a if isinstance(a, Clip) else a.skeleton, mapping=mapping, target_mapping=target_mapping)
     except ValueError as error:
         raise ValueError(f"b's skeleton cannot be retargeted onto a's: {error}") from error
 
 
-def _pose_features(clip: Clip, root: int, heading: _Heading, parent_rotation: FloatArray) -> FloatArray:
-    """Joint positions relative to the body root, turned so the root always faces one way, ``(F, 3J)``."""
-    pose = forward_kinematics(clip)
+def _pose_features(motion: Motion, frames: FloatArray, root: int, heading: _Heading,
+                   parent_rotation: FloatArray) -> FloatArray:
+    """Joint positions at ``frames`` relative to the body root, turned so the root always faces one way,
+    ``(F, 3J)``."""
+    skeleton = motion.skeleton
+    world, positions = _world_pose(skeleton.parents, _sampled_pose(motion, frames, range(skeleton.joint_count)))
     world_heading = _Heading(parent_rotation @ heading.up, heading.axis)
-    angles = world_heading.angles(rotations.matrix_to_quaternion(pose.rotations[:, root]))
-    back = rotations.quaternion_to_matrix(world_heading.turns(-angles))
-    relative = pose.positions - pose.positions[:, root, None]
-    return np.einsum("fab,fjb->fja", back, relative).reshape(clip.frame_count, -1)
+    back = rotations.quaternion_to_matrix(world_heading.turns(-world_heading.angles(world[root])))
+    relative = positions - positions[root]
+    return np.einsum("fab,jfb->fja", back, relative).reshape(len(frames), -1)
 
 
-def _paired_frames(a: Clip, b: Clip, offset: float, align: str,
-                   features: Callable[[Clip], FloatArray]) -> FloatArray:
+def _paired_frames(a: Motion, b: Motion, offset: float, align: str,
+                   features: Callable[[Motion, FloatArray], FloatArray]) -> FloatArray:
     """``b``'s (fractional) frame for every frame of ``a``, within ``b``."""
     ratio = a.frame_time / b.frame_time
     last = b.frame_count - 1
@@ -372,11 +417,11 @@ def _paired_frames(a: Clip, b: Clip, offset: float, align: str,
         if count < 1:
             raise ValueError(f"offset {offset:g} is past b's last frame ({last})")
         sampled = np.clip(offset + np.arange(count) * ratio, 0, last)
-        frames = offset + ratio * time_warp(features(a), features(_resampled(b, sampled)))
+        frames = offset + ratio * time_warp(features(a, steps), features(b, sampled))
     return np.clip(frames, 0.0, float(last))
 
 
-def _pair(a: Clip, b: Clip, offset: float = 0, align: str = "none", root: str = "blend",
+def _pair(a: Motion, b: Motion, offset: float = 0, align: str = "none", root: str = "blend",
           mask: Mask = None) -> _Pairing:
     if align not in ALIGN_MODES:
         raise ValueError(f"align must be one of {', '.join(ALIGN_MODES)}, not {align!r}")
@@ -390,15 +435,18 @@ def _pair(a: Clip, b: Clip, offset: float = 0, align: str = "none", root: str = 
     weights = mask_weights(a.skeleton, mask)
     root_joint = _body_root(a)
     parent = a.skeleton.parents[root_joint]
-    first = forward_kinematics(Clip(a.skeleton, a.motion[:1], a.frame_time))
-    parent_rotation = first.rotations[0, parent] if parent >= 0 else np.eye(3)
+    parent_rotation = np.eye(3)
+    if parent >= 0:
+        chain = _chain(a.skeleton.parents, parent)
+        world, _ = _world_pose(range(-1, len(chain) - 1), _local_pose(a, np.zeros(1, dtype=np.int64), chain))
+        parent_rotation = rotations.quaternion_to_matrix(world[-1, 0])
     up = parent_rotation.T @ _up_vector(a.up_axis)
     root_axes = _local_pose(a, np.zeros(1, dtype=np.int64), [root_joint]).rotations[0, 0]
     flatness = np.abs(up @ rotations.quaternion_to_matrix(root_axes))
     heading = _Heading(up, int(np.argmin(flatness)))
 
-    def features(clip: Clip) -> FloatArray:
-        return _pose_features(clip, root_joint, heading, parent_rotation)
+    def features(motion: Motion, frames: FloatArray) -> FloatArray:
+        return _pose_features(motion, frames, root_joint, heading, parent_rotation)
 
     frames = _paired_frames(a, b, float(offset), align, features)
     pairing = _Pairing(a, b, frames, root, root_joint, heading, weights)
@@ -446,16 +494,13 @@ def blend(a: Clip, b: Clip, mix: float | FloatArray, *, offset: float = 0, align
     """
     pairing = _pair(a, b, offset, align, root, mask)
     count = a.frame_count
-    profile = np.asarray(mix, dtype=np.float64)
-    if profile.ndim == 0:
-        profile = np.full(count, float(profile))
-    if profile.shape != (count,) or not np.all(np.isfinite(profile)):
-        raise ValueError(f"mix must be a finite number or {count} finite values (one per frame of a)")
+    profile, weights = _mix_weights(pairing, mix)
     skeleton = a.skeleton
-    weights = pairing.weights[:, None] * profile[None, :]
+    b_clip = pairing.b if isinstance(pairing.b, Clip) else None
     from_a = np.all(weights == 0.0, axis=1)
     from_b = np.all(weights == 1.0, axis=1) & np.array_equal(pairing.b_frames, np.round(pairing.b_frames))
-    from_b &= np.array([_same_joint(skeleton, pairing.b.skeleton, j) for j in range(skeleton.joint_count)])
+    from_b &= np.array([b_clip is not None and _same_joint(skeleton, b_clip.skeleton, j)
+                        for j in range(skeleton.joint_count)])
     if root in ("b", "heading"):
         from_a[pairing.root_joint] = False
     if root in ("a", "heading"):
@@ -463,8 +508,8 @@ def blend(a: Clip, b: Clip, mix: float | FloatArray, *, offset: float = 0, align
     starts = skeleton.channel_starts()
     motion = a.motion.copy()
     b_rows = pairing.b_frames.astype(np.int64)
-    for joint in np.flatnonzero(from_b & ~from_a):
-        motion[:, starts[joint]:starts[joint + 1]] = pairing.b.motion[b_rows, starts[joint]:starts[joint + 1]]
+    for joint in np.flatnonzero(from_b & ~from_a):  # only where b is a clip
+        motion[:, starts[joint]:starts[joint + 1]] = cast(Clip, b_clip).motion[b_rows, starts[joint]:starts[joint + 1]]
     encoded = [int(j) for j in np.flatnonzero(~from_a & ~from_b)]
     if encoded:
         pose_a, pose_b = pairing.poses(encoded, np.arange(count))
@@ -480,7 +525,29 @@ def blend(a: Clip, b: Clip, mix: float | FloatArray, *, offset: float = 0, align
     return Clip(skeleton.copy(), motion, a.frame_time, a.start_frame, a.unit_in_metres, a.up_axis, metadata)
 
 
-def envelope(a: Clip, b: Clip, joint: str | int, mixes: Sequence[float] | FloatArray,
+def blend_pose(a: Motion, b: Motion, mix: float | FloatArray, *, offset: float = 0, align: str = "none",
+               root: str = "blend", mask: Mask = None) -> LocalPose:
+    """:func:`blend` as the local pose of every joint of ``a`` at every frame ``(J, F, ...)``, not
+    encoded as channel values: for callers that key quaternions (the Blender blend operator).
+    ``a`` and ``b`` are clips or :class:`Posed` motions; keywords as :func:`blend`'s."""
+    pairing = _pair(a, b, offset, align, root, mask)
+    weights = _mix_weights(pairing, mix)[1]
+    joints = list(range(a.skeleton.joint_count))
+    return pairing.mix(*pairing.poses(joints, np.arange(a.frame_count)), weights, joints)
+
+
+def _mix_weights(pairing: _Pairing, mix: float | FloatArray) -> tuple[FloatArray, FloatArray]:
+    """The mix profile ``(F,)`` (checked) and each joint's weight at each frame ``(J, F)`` (mask included)."""
+    count = pairing.a.frame_count
+    profile = np.asarray(mix, dtype=np.float64)
+    if profile.ndim == 0:
+        profile = np.full(count, float(profile))
+    if profile.shape != (count,) or not np.all(np.isfinite(profile)):
+        raise ValueError(f"mix must be a finite number or {count} finite values (one per frame of a)")
+    return profile, pairing.weights[:, None] * profile[None, :]
+
+
+def envelope(a: Motion, b: Motion, joint: str | int, mixes: Sequence[float] | FloatArray,
              **blend_options: Any) -> FloatArray:
     """World path of ``joint`` for each mix, ``(len(mixes), frames of a, 3)``, in ``a``'s axes and units.
 
@@ -496,11 +563,11 @@ def envelope(a: Clip, b: Clip, joint: str | int, mixes: Sequence[float] | FloatA
         values = np.repeat(values[:, None], count, axis=1)
     if values.ndim != 2 or values.shape[1] != count or not np.all(np.isfinite(values)):
         raise ValueError(f"mixes must be finite numbers or profiles of {count} values")
-    chain = pairing.chain(index)
+    chain = _chain(a.skeleton.parents, index)
     return pairing.chain_positions(chain, *pairing.poses(chain, np.arange(count)), values)
 
 
-def solve_mix(a: Clip, b: Clip, joint: str | int, frame: int, target: Sequence[float] | FloatArray, *,
+def solve_mix(a: Motion, b: Motion, joint: str | int, frame: int, target: Sequence[float] | FloatArray, *,
               bounds: tuple[float, float] = (0.0, 1.0), **blend_options: Any) -> tuple[float, float]:
     """The mix within ``bounds`` that brings ``joint`` nearest ``target`` at ``a``'s ``frame`` (0-based).
 
@@ -516,7 +583,7 @@ def solve_mix(a: Clip, b: Clip, joint: str | int, frame: int, target: Sequence[f
     low, high = (float(v) for v in bounds)
     if not (np.isfinite(low) and np.isfinite(high) and low <= high and np.all(np.isfinite(goal))):
         raise ValueError(f"bounds must be finite with low <= high and the target finite, got {bounds}, {target}")
-    chain = pairing.chain(index)
+    chain = _chain(a.skeleton.parents, index)
     poses = pairing.poses(chain, np.array([frame]))
 
     def distances(mixes: FloatArray) -> FloatArray:

@@ -251,6 +251,11 @@ def quaternion_multiply(a: ArrayLike, b: ArrayLike) -> FloatArray:
                      aw * bz + ax * by - ay * bx + az * bw], axis=-1)
 
 
+def quaternion_conjugate(quaternions: ArrayLike) -> FloatArray:
+    """``(w, -x, -y, -z)``: the inverse rotation of unit quaternions."""
+    return np.asarray(quaternions, dtype=np.float64) * np.array([1.0, -1.0, -1.0, -1.0])
+
+
 def quaternion_product_matrix(left: ArrayLike, right: ArrayLike = (1.0, 0.0, 0.0, 0.0)) -> FloatArray:
     """The ``(4, 4)`` matrix ``M`` with ``left * q * right == q @ M`` for quaternions ``q``:
     products with constant quaternions, for a whole array of ``q`` in one matrix product."""

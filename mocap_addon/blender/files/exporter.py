@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -71,8 +72,32 @@ def skeleton_from_bones(obj: bpy.types.Object, settings: ExportSettings, scale: 
                     position_replaces_offset=moves)
 
 
-def export_clip(obj: bpy.types.Object, settings: ExportSettings, action: bpy.types.Action | None = None) -> Clip:
-    """The armature's animation (its own action unless one is given) as a clip, in the file's axes and units."""
+@dataclass
+class ArmatureReading:
+    """An armature's animation as export reads it: the skeleton it is written on, the frames, and
+    (by :meth:`joints`) each joint's local transform, in the file's axes and the skeleton's own units."""
+
+    obj: bpy.types.Object
+    skeleton: Skeleton
+    frames: np.ndarray  # Blender frames
+    curves: dict[tuple[str, int], bpy.types.FCurve]
+    bone_frames: BoneFrames
+    native: float  # the skeleton's own lengths per Blender length
+    scale: float  # Blender lengths per written unit
+    frame_time: float
+    clip_fields: dict[str, Any]  # start_frame, unit_in_metres, up_axis, metadata of the clip it makes
+
+    def joints(self) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+        """Per joint: its index and its bone's ``matrix_basis`` rotations (unit quaternions ``(F, 4)``),
+        locations ``(F, 3)`` and uniform scales ``(F,)``, bone by bone (one joint's frames in memory
+        at a time); :attr:`bone_frames` and :attr:`native` turn them into the joint's."""
+        for joint, name in enumerate(self.skeleton.names):
+            yield (joint, *read_bone(self.obj.pose.bones[name], self.curves, self.frames))
+
+
+def read_armature(obj: bpy.types.Object, settings: ExportSettings,
+                  action: bpy.types.Action | None = None) -> ArmatureReading:
+    """What :func:`export_clip` reads of the armature (its own action unless one is given)."""
     stored = obj.data.get(PROPERTY)
     record: dict = {}
     if stored is not None:
@@ -96,21 +121,8 @@ def export_clip(obj: bpy.types.Object, settings: ExportSettings, action: bpy.typ
         renamed = dict(zip(skeleton.names, names))
         skeleton = replace(skeleton, names=names)
         metadata = _renamed(metadata, renamed)
-    native = import_scale if from_record else scale  # the skeleton's own lengths per Blender length
+    native = import_scale if from_record else scale
     frames = frame_range(obj, settings, action)
-    orientations, heads = rest_matrices(obj, skeleton.names)
-    rest_rotations, _ = rest_pose(skeleton)
-    rig = RestRig(heads, heads, orientations, settings.conversion @ rest_rotations)
-    bone_frames = BoneFrames.of(skeleton.parents, rig, settings.conversion)
-    starts = skeleton.channel_starts()
-    motion = np.zeros((len(frames), int(starts[-1])))
-    for joint, name in enumerate(skeleton.names):
-        rotation, location, local_scale = read_bone(obj.pose.bones[name], curves, frames)
-        local_rotation, local_translation = bone_to_joint(bone_frames, joint, rotation, location, native)
-        frame_rotation, channel_translation = _channel_values(skeleton, joint, local_rotation, local_translation)
-        motion[:, starts[joint]: starts[joint + 1]] = encode_joint(
-            skeleton.channels[joint], frame_rotation, channel_translation, local_scale,
-            skeleton.length_directions[joint])
     frame_time = float(action.get("mocap_frame_time", record.get("frame_time", 1.0 / scene_fps(bpy.context.scene))))
     metadata["warnings"] = []
     # Takes are kept with the action they were imported into, as frames after its first key.
@@ -118,10 +130,35 @@ def export_clip(obj: bpy.types.Object, settings: ExportSettings, action: bpy.typ
     first_key = round(action.frame_range[0])
     if action.get("mocap_takes"):
         metadata["takes"] = [int(t) + first_key - int(frames[0]) for t in action["mocap_takes"]]
-    clip = Clip(skeleton, motion, frame_time, start_frame=int(record.get("start_frame", 1)),
-                unit_in_metres=_file_unit(settings, stored is not None, record.get("unit_in_metres")),
-                up_axis=record.get("up_axis", "Y"), metadata=metadata)
-    return clip if native == scale else scale_lengths(clip, native / scale)
+    fields = {"start_frame": int(record.get("start_frame", 1)),
+              "unit_in_metres": _file_unit(settings, stored is not None, record.get("unit_in_metres")),
+              "up_axis": record.get("up_axis", "Y"), "metadata": metadata}
+    return ArmatureReading(obj, skeleton, frames, curves, armature_bone_frames(obj, skeleton, settings.conversion),
+                           native, scale, frame_time, fields)
+
+
+def armature_bone_frames(obj: bpy.types.Object, skeleton: Skeleton, conversion: np.ndarray) -> BoneFrames:
+    """The constant matrices between ``skeleton``'s joints (file axes) and ``obj``'s bones of the same names."""
+    orientations, heads = rest_matrices(obj, skeleton.names)
+    rig = RestRig(heads, heads, orientations, conversion @ rest_pose(skeleton)[0])
+    return BoneFrames.of(skeleton.parents, rig, conversion)
+
+
+def export_clip(obj: bpy.types.Object, settings: ExportSettings, action: bpy.types.Action | None = None) -> Clip:
+    """The armature's animation (its own action unless one is given) as a clip, in the file's axes and units."""
+    reading = read_armature(obj, settings, action)
+    skeleton = reading.skeleton
+    starts = skeleton.channel_starts()
+    motion = np.zeros((len(reading.frames), int(starts[-1])))
+    for joint, rotation, location, local_scale in reading.joints():
+        local_rotation, local_translation = bone_to_joint(reading.bone_frames, joint, rotation, location,
+                                                          reading.native)
+        frame_rotation, channel_translation = _channel_values(skeleton, joint, local_rotation, local_translation)
+        motion[:, starts[joint]: starts[joint + 1]] = encode_joint(
+            skeleton.channels[joint], frame_rotation, channel_translation, local_scale,
+            skeleton.length_directions[joint])
+    clip = Clip(skeleton, motion, reading.frame_time, **reading.clip_fields)
+    return clip if reading.native == reading.scale else scale_lengths(clip, reading.native / reading.scale)
 
 
 def _file_unit(settings: ExportSettings, imported: bool, imported_unit: float | None) -> float | None:

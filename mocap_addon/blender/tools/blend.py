@@ -28,6 +28,7 @@ from ..files.importer import nothing_left_behind
 
 if TYPE_CHECKING:
     from ...core import Clip
+    from ...core.blend import Posed
 
 MIX_PATH = "mocap_blend.mix"
 ALIGN_ITEMS = [("NONE", "Frame by Frame", "B's frame f + offset pairs with A's frame f (in time)"),
@@ -121,30 +122,36 @@ def _first_frame(obj: bpy.types.Object) -> int:
 
 @dataclass
 class _Prepared:
-    """What the core needs for a blend: A's clip, B's on A's skeleton, and the keyword options."""
+    """What the core needs for a blend: A's motion, B's on A's skeleton, and the keyword options."""
 
-    a: Clip
-    b: Clip
+    a: Posed
+    b: Posed | Clip
     options: dict[str, Any]
 
 
 def _prepare(settings: Any) -> _Prepared:
-    """Read A and B; B goes onto A's skeleton and a mask preset onto A's joints through the
-    armatures' stored bone mappings (hand edits included)."""
+    """Read A and B as local poses (quaternion keys stay quaternions); B on another skeleton is read as a
+    clip and retargeted onto A's, and a mask preset goes onto A's joints, through the armatures'
+    stored bone mappings (hand edits included)."""
     from ...core.blend import mask_presets, onto, preset_weights
-    from ..motion import armature_clip
+    from ..motion import armature_clip, armature_pose, armature_skeleton
     from .mapping import armature_mapping
 
-    clip_a, clip_b = armature_clip(settings.clip_a), armature_clip(settings.clip_b)
+    a = armature_pose(settings.clip_a)
+    other = armature_skeleton(settings.clip_b)
     mapping_a = armature_mapping(settings.clip_a)
-    clip_b = onto(clip_a, clip_b, mapping=armature_mapping(settings.clip_b), target_mapping=mapping_a)
+    if other.names == a.skeleton.names and other.parents == a.skeleton.parents:
+        b: Posed | Clip = armature_pose(settings.clip_b)
+    else:
+        b = onto(a, armature_clip(settings.clip_b), mapping=armature_mapping(settings.clip_b),
+                 target_mapping=mapping_a)
     mask = None
     if settings.mask != "NONE":
         joints = mask_presets()[settings.mask.lower()]["joints"]
-        mask = dict(zip(clip_a.skeleton.names, preset_weights(clip_a.skeleton, mapping_a, joints)))
+        mask = dict(zip(a.skeleton.names, preset_weights(a.skeleton, mapping_a, joints)))
     options = {"offset": settings.offset, "align": settings.align.lower(), "root": settings.root.lower(),
                "mask": mask}
-    return _Prepared(clip_a, clip_b, options)
+    return _Prepared(a, b, options)
 
 
 def bake(context: bpy.types.Context, settings: Any, result: bpy.types.Object | None,
@@ -154,13 +161,15 @@ def bake(context: bpy.types.Context, settings: Any, result: bpy.types.Object | N
 
     The mix is the result's keyed profile where it has one.
     """
-    from ...core.blend import blend
-    from ..motion import write_clip
+    from ...core.blend import Posed, blend_pose
+    from ..motion import write_pose
 
     prepared = _prepare(settings) if prepared is None else prepared
+    a = prepared.a
     first = _first_frame(settings.clip_a)
-    frames = first + np.arange(prepared.a.frame_count, dtype=np.float64)
-    mixed = blend(prepared.a, prepared.b, _mix_profile(result, frames, settings.mix), **prepared.options)
+    frames = first + np.arange(a.frame_count, dtype=np.float64)
+    mixed = Posed(a.skeleton, blend_pose(a, prepared.b, _mix_profile(result, frames, settings.mix),
+                                         **prepared.options), a.frame_time, a.up_axis)
     old = result.animation_data.action if result is not None and result.animation_data else None
     try:
         with nothing_left_behind():
@@ -171,7 +180,7 @@ def bake(context: bpy.types.Context, settings: Any, result: bpy.types.Object | N
                 result.data = source.data.copy()
                 result.data.animation_data_clear()
                 context.collection.objects.link(result)
-            action = write_clip(result, mixed, name=result.name, frame_start=first)
+            action = write_pose(result, mixed, name=result.name, frame_start=first)
     except BaseException:
         if old is not None and result is not None and result.name in bpy.data.objects:
             assign_action(result, old)
