@@ -237,7 +237,8 @@ def _encode(skeleton: Skeleton, joints: Sequence[int], pose: LocalPose, referenc
             frame_rotation = rest.T @ frame_rotation
         columns.append(encode_joint(skeleton.channels[joint], frame_rotation,
                                     translation_channels(skeleton, joint, pose.translations[column]),
-                                    pose.scales[column], skeleton.length_directions[joint], reference[joint]))
+                                    pose.scales[column], skeleton.length_directions[joint], reference[joint],
+                                    orthonormal=True))
     return columns
 
 

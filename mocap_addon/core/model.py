@@ -217,24 +217,14 @@ class Clip:
     def local_rotations(self) -> FloatArray:
         """Frame rotations ``R_f`` (without the rest rotation), shape ``(F, J, 3, 3)``.
 
-        Joints sharing a rotation order are converted in one batch.  The result is
-        a view of a joint-major buffer: ``np.moveaxis(r, 1, 0)`` is contiguous.
+        Joint by joint: one joint's frames are a cache-sized batch (all joints at
+        once run slower).  The result is a view of a joint-major buffer:
+        ``np.moveaxis(r, 1, 0)`` is contiguous.
         """
-        skeleton = self.skeleton
-        out = np.empty((skeleton.joint_count, self.frame_count, 3, 3))
-        out[:] = np.eye(3)
-        starts = skeleton.channel_starts()
-        groups: dict[str, list[tuple[int, list[int]]]] = {}
-        for joint, layout in enumerate(skeleton.channels):
-            order = rotation_order(layout)
-            if order:
-                columns = [int(starts[joint]) + n for n, c in enumerate(layout) if c in ROTATION_CHANNELS]
-                groups.setdefault(order, []).append((joint, columns))
-        for order, members in groups.items():
-            joints = [m[0] for m in members]
-            table = np.array([m[1] for m in members])  # (n, k)
-            angles = np.radians(self.motion.T[table].transpose(0, 2, 1))  # (n, F, k)
-            out[joints] = rotations.euler_to_matrix(angles, order)
+        out = np.empty((self.skeleton.joint_count, self.frame_count, 3, 3))
+        for joint in range(self.skeleton.joint_count):
+            order, angles = self._rotation_angles(joint)
+            out[joint] = rotations.euler_to_matrix(angles, order) if order else np.eye(3)
         return np.moveaxis(out, 0, 1)
 
     def joint_rotations(self, joint: int) -> FloatArray:
@@ -317,7 +307,7 @@ def encode_motion(skeleton: Skeleton, frame_rotations: FloatArray,
 
 def encode_joint(layout: tuple[str, ...], frame_rotations: FloatArray, translations: FloatArray | None = None,
                  scales: FloatArray | None = None, length_direction: FloatArray | None = None,
-                 reference: FloatArray | None = None) -> FloatArray:
+                 reference: FloatArray | None = None, *, orthonormal: bool = False) -> FloatArray:
     """One joint's channel values ``(F, len(layout))`` from its frame rotations ``(F, 3, 3)``.
 
     Translations ``(F, 3)`` fill ``tx ty tz`` (an ``l`` channel takes the
@@ -327,12 +317,13 @@ def encode_joint(layout: tuple[str, ...], frame_rotations: FloatArray, translati
     dropped axes are kept at zero; a rotation about them is lost.  Several joints
     with this layout are encoded at once with an extra axis after the first on
     every argument (``(F, n, 3, 3)``, ``length_direction`` ``(n, 3)``...).
+    ``orthonormal``: the rotations are exact to rounding (see :func:`.rotations.matrix_to_euler`).
     """
     out = np.zeros(frame_rotations.shape[:-2] + (len(layout),))
     order = rotation_order(layout)
     if order:
         full = order + "".join(a for a in "XYZ" if a not in order)
-        angles = rotations.matrix_to_euler(frame_rotations, full)
+        angles = rotations.matrix_to_euler(frame_rotations, full, orthonormal=orthonormal)
         start = None if reference is None else np.radians(reference)
         if len(order) == 3:
             angles = rotations.euler_continuity(angles, start)

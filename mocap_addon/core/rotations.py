@@ -96,22 +96,26 @@ def euler_to_matrix(angles: ArrayLike, order: str) -> FloatArray:
     return out
 
 
-def _nearest_rotation_elements(matrices: FloatArray, wanted: list[tuple[int, int]]) -> list[FloatArray]:
+def _nearest_rotation_elements(matrices: FloatArray, wanted: list[tuple[int, int]],
+                               orthonormal: bool = False) -> list[FloatArray]:
     """Elements ``(row, column)`` of the rotations nearest matrices ``(..., 3, 3)`` already close to one.
 
     One step of the Björck iteration ``X (3I - X^T X) / 2`` converges quadratically
     to the orthogonal polar factor: an error ``e`` becomes about ``1.5 e^2``, so
     matrices within 1e-3 of a rotation (float32 keys: 1e-7) come out orthonormal
-    to 1e-6 (1e-14).  Elementwise on contiguous arrays, only the elements asked for.
+    to 1e-6 (1e-14).  Elementwise on contiguous arrays, only the elements asked for;
+    ``orthonormal`` matrices (rotations to rounding) are read as they are.
     """
     x = np.ascontiguousarray(matrices.reshape(-1, 9).T).reshape(3, 3, -1)
+    if orthonormal:
+        return [x[row, col] for row, col in wanted]
     gram = {(a, b): x[0, a] * x[0, b] + x[1, a] * x[1, b] + x[2, a] * x[2, b] for a in range(3) for b in range(a, 3)}
     return [1.5 * x[row, col] - 0.5 * (x[row, 0] * gram[0, col] + x[row, 1] * gram[min(1, col), max(1, col)]
                                        + x[row, 2] * gram[col, 2])
             for row, col in wanted]
 
 
-def matrix_to_euler(matrices: ArrayLike, order: str) -> FloatArray:
+def matrix_to_euler(matrices: ArrayLike, order: str, *, orthonormal: bool = False) -> FloatArray:
     """Euler angles ``(..., 3)`` in ``order`` for rotation matrices ``(..., 3, 3)``.
 
     Each matrix is first replaced by the rotation nearest it (matrices read from
@@ -121,7 +125,9 @@ def matrix_to_euler(matrices: ArrayLike, order: str) -> FloatArray:
     the middle angle.  So near gimbal lock, where the first angle is
     ill-conditioned (its elements are of size cos(middle)), the last one absorbs
     its error and the angles still rebuild the matrix.  The middle angle lies in
-    [-pi/2, pi/2]; at gimbal lock the last angle is 0.
+    [-pi/2, pi/2]; at gimbal lock the last angle is 0.  ``orthonormal=True``
+    says the matrices are rotations to rounding already (products of rotations),
+    which skips that first step.
     """
     order = check_order(order)
     if len(order) != 3:
@@ -129,7 +135,7 @@ def matrix_to_euler(matrices: ArrayLike, order: str) -> FloatArray:
     matrices = np.asarray(matrices, dtype=np.float64)
     i, j, k = (AXES.index(c) for c in order)
     m_ik, m_jk, m_kk, m_ji, m_jj, m_ki, m_kj = _nearest_rotation_elements(
-        matrices, [(i, k), (j, k), (k, k), (j, i), (j, j), (k, i), (k, j)])
+        matrices, [(i, k), (j, k), (k, k), (j, i), (j, j), (k, i), (k, j)], orthonormal)
     sign = 1.0 if order in _CYCLIC else -1.0
     cos_middle = np.hypot(m_jk, m_kk)
     middle = np.arctan2(sign * m_ik, cos_middle)
