@@ -207,6 +207,22 @@ def test_matrix_to_euler_near_gimbal_lock_rebuilds_the_nearest_rotation(order):
     assert np.abs(rebuilt - nearest_rotations(float32)).max() < 1e-6
 
 
+@pytest.mark.parametrize("order", ORDERS)
+def test_exact_rotations_may_skip_the_projection(order):
+    """``orthonormal=True`` (products of rotations) gives the same angles, gimbal lock included; on a
+    matrix that is not a rotation the projection is what rebuilds the nearest one."""
+    rng = np.random.default_rng(12)
+    angles = rng.uniform(-np.pi, np.pi, (500, 3))
+    angles[::50, 1] = np.pi / 2
+    matrices = r.euler_to_matrix(angles, order) @ r.euler_to_matrix(rng.uniform(-3, 3, (500, 3)), "XYZ")
+    found = r.matrix_to_euler(matrices, order, orthonormal=True)
+    np.testing.assert_allclose(r.euler_to_matrix(found, order), matrices, atol=1e-12)
+    np.testing.assert_allclose(found, r.matrix_to_euler(matrices, order), atol=1e-9)
+    stretched = matrices @ np.diag([1.0, 1.002, 0.998])  # not a rotation (nor a multiple of one)
+    assert np.abs(r.euler_to_matrix(r.matrix_to_euler(stretched, order), order) - matrices).max() < 1e-5
+    assert not np.allclose(r.matrix_to_euler(stretched, order, orthonormal=True), found, atol=1e-5)
+
+
 def test_nearest_rotation_undoes_a_small_stretch():
     rng = np.random.default_rng(8)
     rotation = r.euler_to_matrix(rng.uniform(-3, 3, (50, 3)), "ZXY")
