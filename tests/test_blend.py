@@ -9,8 +9,16 @@ from hypothesis import strategies as st
 
 from mocap_addon.core import Clip, load, world_positions
 from mocap_addon.core import rotations as r
-from mocap_addon.core.blend import (Posed, blend, blend_pose, envelope, mask_presets, mask_weights, preset_weights,
-                                    solve_mix)
+from mocap_addon.core.blend import (
+    Posed,
+    blend,
+    blend_pose,
+    envelope,
+    mask_presets,
+    mask_weights,
+    preset_weights,
+    solve_mix,
+)
 from mocap_addon.core.model import ROTATION_CHANNELS, rotation_order
 from mocap_addon.core.naming import map_skeleton
 from mocap_addon.core.retarget import retarget

@@ -280,8 +280,18 @@ class _Heading:
 def _rotate(quaternions: FloatArray, vectors: FloatArray) -> FloatArray:
     """Vectors ``(..., 3)`` turned by unit quaternions ``(..., 4)``: ``v + 2w (u x v) + 2u x (u x v)``."""
     w, u = quaternions[..., :1], quaternions[..., 1:]
-    twice = 2.0 * np.cross(u, vectors)
-    return vectors + w * twice + np.cross(u, twice)
+    twice = 2.0 * _cross(u, vectors)
+    return vectors + w * twice + _cross(u, twice)
+
+
+def _cross(a: FloatArray, b: FloatArray) -> FloatArray:
+    """``np.cross`` over the last axis without its per-call overhead (it runs per joint, on few frames
+    when a mix is solved)."""
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    for axis in range(3):
+        first, second = (axis + 1) % 3, (axis + 2) % 3
+        np.subtract(a[..., first] * b[..., second], a[..., second] * b[..., first], out=out[..., axis])
+    return out
 
 
 def _up_vector(up_axis: str) -> FloatArray:
