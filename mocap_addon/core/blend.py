@@ -4,8 +4,10 @@ Each joint's local rotation (rest rotation included) is interpolated as a
 quaternion along the short arc, frame by frame, so two files that write one
 orientation with different Euler triples (``(x, y, z)`` and
 ``(x+180, 180-y, z+180)``, or 360 degrees apart) blend to that orientation;
-translations and scales are interpolated linearly.  The result is written
-back as continuous Euler angles in ``a``'s channel layout.
+translations and scales are interpolated linearly.  :func:`blend` writes the
+result back as continuous Euler angles in ``a``'s channel layout;
+:func:`blend_pose` gives it as local quaternions, and takes motions already
+held that way (:class:`Posed`, e.g. read from an armature's quaternion keys).
 
 Time: ``b``'s frame ``f * a.frame_time / b.frame_time + offset`` pairs with
 ``a``'s frame ``f`` (frames counted from each clip's first, fractional frames
@@ -145,6 +147,7 @@ class Posed:
 
     @classmethod
     def of(cls, clip: Clip) -> Posed:
+        """``clip`` decoded: every joint at every frame."""
         joints = range(clip.skeleton.joint_count)
         return cls(clip.skeleton, _local_pose(clip, np.arange(clip.frame_count), joints), clip.frame_time,
                    clip.up_axis)
