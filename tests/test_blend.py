@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mocap_addon.core import Clip, load, world_positions
+from mocap_addon.core import Clip, conform, load, world_positions
 from mocap_addon.core import rotations as r
 from mocap_addon.core.blend import (
     Posed,
@@ -446,6 +446,46 @@ def test_blend_pose_is_the_blend_before_encoding(halves, options):
                                envelope(a, b, hand, [0.3, 0.9], **options), atol=1e-9 * extent(a))
     target = world_positions(blend(a, b, 0.37, **options))[20, hand]
     assert abs(solve_mix(Posed.of(a), Posed.of(b), hand, 20, target, **options)[0] - 0.37) < 1e-4
+
+
+def test_blend_pose_holds_only_what_the_channels_hold(halves):
+    """Joints with two rotation channels or a lone translation channel: slerping two of their poses can
+    turn about the missing axis; blend_pose drops that, as encoding does."""
+    a, b = halves
+    layouts = {"LeftForeArm": ("rz", "rx"), "RightUpLeg": ("ry",), "Spine": ("ty", "rz", "rx", "ry")}
+    reduced = [layouts.get(name, layout) for name, layout in zip(a.skeleton.names, a.skeleton.channels)]
+    a, b = conform(a, reduced), conform(b, reduced)
+    rng = np.random.default_rng(4)
+    for name in layouts:
+        b.motion[:, rotation_columns(b, b.skeleton.index(name))] += rng.uniform(-90, 90, (1, 3))[:, :len(
+            rotation_columns(b, b.skeleton.index(name)))]
+    b.skeleton.offsets = b.skeleton.offsets * 1.2  # another body under the same names
+    expected = Posed.of(blend(a, b, 0.5)).pose
+    raw = Posed.of(a).pose.toward(Posed.of(b).pose, np.full((a.skeleton.joint_count, a.frame_count), 0.5))
+    assert same_rotations(raw.rotations, expected.rotations) > 1e-3  # the slerp alone turns about lost axes
+    forearm = a.skeleton.index("LeftForeArm")  # and moves joints that cannot move, halfway to b's offsets
+    np.testing.assert_allclose(raw.translations[forearm] - expected.translations[forearm],
+                               np.broadcast_to(0.1 * a.skeleton.offsets[forearm], (a.frame_count, 3)), atol=1e-9)
+    for first, second in ((a, b), (Posed.of(a), Posed.of(b))):
+        found = blend_pose(first, second, 0.5)
+        assert same_rotations(found.rotations, expected.rotations) < 1e-7
+        np.testing.assert_allclose(found.translations, expected.translations, atol=1e-9 * extent(a))
+        np.testing.assert_array_equal(found.scales, expected.scales)
+
+
+def test_a_posed_a_lends_its_first_frame_to_a_retarget():
+    """B on another skeleton is retargeted onto A's first frame (bone vectors held in the frames, as in
+    Maya's HTR), whether A is a clip or a Posed motion."""
+    samba_path = CORPUS / "htr" / "gpr450_xbot_samba_mixamo.com.htr"
+    if not (samba_path.is_file() and CMU.is_file()):
+        pytest.skip("../shared/corpus is absent")
+    samba = part(load(samba_path), 0, 40)
+    cmu = part(load(CMU), 0, 40)
+    cmu.frame_time = samba.frame_time
+    expected = Posed.of(blend(samba, cmu, 0.5)).pose
+    found = blend_pose(Posed.of(samba), cmu, 0.5)
+    assert same_rotations(found.rotations, expected.rotations) < 1e-6
+    np.testing.assert_allclose(found.translations, expected.translations, atol=1e-6 * extent(samba))
 
 
 def test_a_posed_b_on_another_skeleton_is_refused(halves):

@@ -98,6 +98,22 @@ def test_clips_on_two_skeletons_blend(clips):
     assert np.all(np.isfinite(mixed)) and np.abs(mixed - a).max() > 100 * tolerance(a)
 
 
+def test_a_whose_bone_vectors_are_in_its_frames_takes_b_from_another_skeleton(clips):
+    """A = Maya's HTR of a Mixamo dance (every offset zero, bones in the constant frame translations), B a
+    Bandai walk: B is retargeted onto A's first frame, and mix 0 is still A."""
+    bpy = clips
+    samba = CORPUS / "htr" / "gpr450_xbot_samba_mixamo.com.htr"
+    assert bpy.ops.import_anim.mocap_htr(filepath=str(samba)) == {"FINISHED"}
+    name = bpy.context.object.name
+    frames = range(1, 60, 7)
+    assert bpy.ops.mocap.blend(clip_a=name, clip_b=A, mix=0.0) == {"FINISHED"}
+    dance = heads(bpy, name, frames)
+    assert np.abs(heads(bpy, f"{name}_blend", frames) - dance).max() <= tolerance(dance)
+    assert bpy.ops.mocap.blend(clip_a=name, clip_b=A, mix=0.5) == {"FINISHED"}
+    mixed = heads(bpy, f"{name}_blend", frames)
+    assert np.all(np.isfinite(mixed)) and np.abs(mixed - dance).max() > 100 * tolerance(dance)
+
+
 def test_a_keyed_mix_profile_is_honoured(clips):
     from mocap_addon.blender.motion import armature_clip
     from mocap_addon.blender.tools.blend import clip_to_world

@@ -295,6 +295,45 @@ def test_an_explicit_reference_pose_replaces_the_automatic_one():
         to_canonical(clip, method="lengths", reference=automatic)
 
 
+def test_a_reference_pose_read_from_blender_is_projected_where_it_matters(monkeypatch):
+    """Reference poses made from Blender's float32 bone matrices are rotations to 1e-7 only.  Three angles
+    absorb that; a joint with fewer channels drops the angle that would, so at gimbal lock (CMU's T-pose
+    arm held as rz rx, at rx = 90 degrees) skipping the projection to a rotation would turn rz by ~40
+    degrees.  Every such joint's angles must rebuild the rotation encoded."""
+    import mocap_addon.core.retarget as module
+    from mocap_addon.core import rotations
+
+    clip = _short(CMU_BVH)
+    skew = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    rounded = figure(clip, None, "source").reference.astype(np.float32).astype(np.float64) @ (np.eye(3) + 1e-7 * skew)
+    mapped = {c: n for n, c in map_skeleton(clip.skeleton).items() if c is not None}
+    layouts = {"lower_arm_l": ("rx",), "lower_leg_r": ("rx",), "upper_arm_r": ("rz", "rx"), "foot_l": ("rz", "rx"),
+               "hand_r": (), "lower_arm_r": ("ry", "rz")}
+    channels = list(clip.skeleton.channels)
+    for canonical, layout in layouts.items():
+        channels[clip.skeleton.index(mapped[canonical])] = layout
+    target = Skeleton(clip.skeleton.names, clip.skeleton.parents, clip.skeleton.offsets, channels,
+                      clip.skeleton.end_sites)
+    encoded, original = [], module.encode_joint
+
+    def recording(layout, frame_rotations, *args, **kwargs):
+        values = original(layout, frame_rotations, *args, **kwargs)
+        if "orthonormal" in kwargs:  # what the transfer writes (not the candidates a hinge weighs)
+            encoded.append((layout, np.array(frame_rotations), values))
+        return values
+
+    monkeypatch.setattr(module, "encode_joint", recording)
+    retarget(clip, target, source_reference=rounded)
+    worst = 0.0
+    for layout, frame_rotations, values in encoded:
+        order = "".join(c[1].upper() for c in layout if c.startswith("r"))
+        if 0 < len(order) < 3:
+            angles = np.radians(values[:, [n for n, c in enumerate(layout) if c.startswith("r")]])
+            nearest = rotations.nearest_rotation(frame_rotations)
+            worst = max(worst, float(np.abs(rotations.euler_to_matrix(angles, order) - nearest).max()))
+    assert 0 < worst < 1e-5
+
+
 def test_missing_essentials_are_named():
     [path] = [f for f in HUMANOID if f.name == CMU_BVH] or [pytest.skip("no corpus")]
     clip = load(path)
@@ -378,6 +417,18 @@ def test_sparse_pose_agrees_with_forward_kinematics(seed):
         np.testing.assert_allclose(sparse.rotation(int(lower)), pose.rotations[:, lower], atol=1e-12)
         np.testing.assert_allclose(sparse.position(int(lower)), pose.positions[:, lower], atol=1e-9)
     assert not np.allclose(pose.scales, 1.0)
+
+
+def test_sparse_pose_of_a_chain_deeper_than_the_recursion_limit():
+    count = 5000  # Python's default recursion limit is 1000
+    skeleton = Skeleton([f"j{n}" for n in range(count)], list(range(-1, count - 1)),
+                        np.tile([0.0, 1.0, 0.0], (count, 1)), [("rz",)] * count)
+    clip = Clip(skeleton, np.full((2, count), 0.01), 1 / 30)
+    sparse = SparsePose(clip)
+    turn = np.radians(0.01 * count)
+    np.testing.assert_allclose(sparse.rotation(count - 1)[0, :2, :2],
+                               [[np.cos(turn), -np.sin(turn)], [np.sin(turn), np.cos(turn)]], atol=1e-9)
+    np.testing.assert_allclose(sparse.position(count - 1), forward_kinematics(clip).positions[:, -1], atol=1e-9)
 
 
 UPRIGHT_TURNS = [m for m in AXIS_ROTATIONS if m[1, 1] == 1 or m[2, 1] == 1]  # Y up stays Y up, or becomes Z up

@@ -37,7 +37,16 @@ import numpy as np
 
 from . import rotations
 from .kinematics import place_translation, translation_channels
-from .model import ROTATION_CHANNELS, SCALE_CHANNEL, Clip, Skeleton, encode_joint, rotation_order
+from .model import (
+    LENGTH_CHANNEL,
+    ROTATION_CHANNELS,
+    SCALE_CHANNEL,
+    TRANSLATION_CHANNELS,
+    Clip,
+    Skeleton,
+    encode_joint,
+    rotation_order,
+)
 from .naming import map_skeleton
 from .retarget import retarget
 from .rotations import FloatArray
@@ -155,6 +164,14 @@ class Posed:
     @property
     def frame_count(self) -> int:
         return int(self.pose.rotations.shape[1])
+
+    def clip(self, rows: np.ndarray | None = None) -> Clip:
+        """The motion (at frames ``rows``, else all) as channel values on its skeleton."""
+        rows = np.arange(self.frame_count) if rows is None else rows
+        joints = range(self.skeleton.joint_count)
+        motion = _encode(self.skeleton, joints, _local_pose(self, rows, joints),
+                         np.zeros((self.skeleton.joint_count, 3)))
+        return Clip(self.skeleton, np.concatenate(motion, axis=1), self.frame_time, up_axis=self.up_axis)
 
 
 Motion = Clip | Posed
@@ -311,9 +328,10 @@ def _body_root(motion: Motion) -> int:
     joint = skeleton.parents.index(-1)
     while len(children[joint]) == 1:
         pose = _local_pose(motion, np.arange(motion.frame_count), [joint])
-        turns = np.abs(np.sum(pose.rotations * pose.rotations[:, :1], axis=-1))
-        if not (np.all(turns >= 1 - 1e-12) and np.allclose(pose.translations, pose.translations[:, :1], rtol=1e-12)
-                and np.allclose(pose.scales, pose.scales[:, :1], rtol=1e-12)):
+        turns = np.abs(np.sum(pose.rotations * pose.rotations[:, :1], axis=-1))  # 1 - 1e-12: 2e-4 degrees
+        if not (np.all(turns >= 1 - 1e-12)
+                and np.allclose(pose.translations, pose.translations[:, :1], rtol=1e-12, atol=0.0)
+                and np.allclose(pose.scales, pose.scales[:, :1], rtol=1e-12, atol=0.0)):
             break
         joint = children[joint][0]
     return joint
@@ -396,8 +414,9 @@ def onto(a: Motion, b: Motion, *, mapping: Mapping[str, str | None] | None = Non
         return b
     if isinstance(b, Posed):
         raise ValueError("b's skeleton differs from a's: give b as a clip so it can be retargeted")
+    target = a if isinstance(a, Clip) else a.clip(np.zeros(1, dtype=np.int64))  # its first frame: bone vectors
     try:
-        return retarget(b, a if isinstance(a, Clip) else a.skeleton, mapping=mapping, target_mapping=target_mapping)
+        return retarget(b, target, mapping=mapping, target_mapping=target_mapping)
     except ValueError as error:
         raise ValueError(f"b's skeleton cannot be retargeted onto a's: {error}") from error
 
@@ -543,11 +562,39 @@ def blend_pose(a: Motion, b: Motion, mix: float | FloatArray, *, offset: float =
                root: str = "blend", mask: Mask = None) -> LocalPose:
     """:func:`blend` as the local pose of every joint of ``a`` at every frame ``(J, F, ...)``, not
     encoded as channel values: for callers that key quaternions (the Blender blend operator).
-    ``a`` and ``b`` are clips or :class:`Posed` motions; keywords as :func:`blend`'s."""
+    ``a`` and ``b`` are clips or :class:`Posed` motions; keywords as :func:`blend`'s.  Like
+    :func:`blend`'s, the pose is what ``a``'s channels hold (see :func:`_held`)."""
     pairing = _pair(a, b, offset, align, root, mask)
     weights = _mix_weights(pairing, mix)[1]
     joints = list(range(a.skeleton.joint_count))
-    return pairing.mix(*pairing.poses(joints, np.arange(a.frame_count)), weights, joints)
+    return _held(a.skeleton, pairing.mix(*pairing.poses(joints, np.arange(a.frame_count)), weights, joints))
+
+
+def _held(skeleton: Skeleton, pose: LocalPose) -> LocalPose:
+    """``pose`` (every joint) as ``skeleton``'s channels hold it, as encoding and decoding would leave it:
+    no turn about an axis a joint has no channel for, no move a joint cannot make (its offset), no scale
+    without a scale channel.  Only joints short of three rotations and free translation pay for a
+    round trip through channel values."""
+    partial = []
+    for joint, layout in enumerate(skeleton.channels):
+        moves = {c for c in layout if c in TRANSLATION_CHANNELS or c == LENGTH_CHANNEL}
+        if len(rotation_order(layout)) < 3 or (moves and moves != set(TRANSLATION_CHANNELS)):
+            partial.append(joint)
+            continue
+        if not moves:
+            pose.translations[joint] = place_translation(skeleton, joint, np.zeros((1, 3)))
+        if SCALE_CHANNEL not in layout:
+            pose.scales[joint] = 1.0
+    if partial:
+        some = LocalPose(pose.rotations[partial], pose.translations[partial], pose.scales[partial])
+        motion = np.zeros((pose.rotations.shape[1], int(skeleton.channel_starts()[-1])))
+        starts = skeleton.channel_starts()
+        for joint, values in zip(partial, _encode(skeleton, partial, some, np.zeros((skeleton.joint_count, 3)))):
+            motion[:, starts[joint]:starts[joint + 1]] = values
+        decoded = _local_pose(Clip(skeleton, motion, 1.0), np.arange(len(motion)), partial)
+        pose.rotations[partial], pose.translations[partial], pose.scales[partial] = (
+            decoded.rotations, decoded.translations, decoded.scales)
+    return pose
 
 
 def _mix_weights(pairing: _Pairing, mix: float | FloatArray) -> tuple[FloatArray, FloatArray]:

@@ -149,12 +149,16 @@ class SparsePose:
         self._rotations: dict[int, FloatArray] = {}
 
     def rotation(self, joint: int) -> FloatArray:
-        """World rotations ``(F, 3, 3)`` of ``joint``."""
-        if joint not in self._rotations:
-            parent = self.parents[joint]
-            self._rotations[joint] = (self.local[joint] if parent < 0
-                                      else np.matmul(self.rotation(parent), self.local[joint]))
-        return self._rotations[joint]
+        """World rotations ``(F, 3, 3)`` of ``joint`` (and, cached, of the ancestors on the way)."""
+        missing = []
+        while joint >= 0 and joint not in self._rotations:
+            missing.append(joint)
+            joint = self.parents[joint]
+        for below in reversed(missing):
+            parent = self.parents[below]
+            self._rotations[below] = (self.local[below] if parent < 0
+                                      else np.matmul(self._rotations[parent], self.local[below]))
+        return self._rotations[missing[0] if missing else joint]
 
     def relative(self, upper: int, lower: int) -> FloatArray | None:
         """``rotation(upper)^T @ rotation(lower)`` ``(F, 3, 3)``; ``None`` when they are one joint.
