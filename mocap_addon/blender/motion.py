@@ -18,8 +18,7 @@ import numpy as np
 
 from ..core import Clip, Skeleton
 from ..core.blend import LocalPose, Posed
-from ..core.kinematics import place_translation
-from ..core.model import LENGTH_CHANNEL, SCALE_CHANNEL, TRANSLATION_CHANNELS
+from ..core.model import MOVE_CHANNELS, SCALE_CHANNEL
 from .animation import write_action
 from .files.base import conversion_matrix
 from .files.exporter import (
@@ -35,7 +34,6 @@ from .rig_math import BoneFrames, basis_to_local, joint_basis, local_basis
 from .storage import PROPERTY, skeleton_from_json
 
 DEFAULT_AXES = ("-Z", "Y")  # the exporters' default forward and up
-MOVING_CHANNELS = (*TRANSLATION_CHANNELS, LENGTH_CHANNEL)  # a joint with any of these is keyed with locations
 
 
 def clip_space(obj: bpy.types.Object) -> tuple[np.ndarray, float]:
@@ -73,21 +71,16 @@ def armature_clip(obj: bpy.types.Object, action: bpy.types.Action | None = None)
 
 def armature_pose(obj: bpy.types.Object, action: bpy.types.Action | None = None) -> Posed:
     """The armature's animation as the local pose of every joint of :func:`armature_skeleton`, with no
-    detour through Euler angles or matrices: the bones' rotations as Blender shows them (turns a
-    joint's channels could not hold included), the exact inverse of :func:`write_pose`; joints
-    without translation channels stand at their offsets."""
+    detour through Euler angles or matrices: the bones as Blender shows them (turns and moves a
+    joint's channels could not hold included), the exact inverse of :func:`write_pose`."""
     reading = read_armature(obj, ExportSettings(clip_space(obj)[0]), action)
     skeleton = reading.skeleton
     shape = (skeleton.joint_count, len(reading.frames))
-    pose = LocalPose(np.empty(shape + (4,)), np.empty(shape + (3,)), np.ones(shape))
+    pose = LocalPose(np.empty(shape + (4,)), np.empty(shape + (3,)), np.empty(shape))
     for joint, rotation, location, local_scale in reading.joints():
-        layout = skeleton.channels[joint]
-        pose.rotations[joint], local_translation = basis_to_local(reading.bone_frames, joint, rotation, location,
-                                                                  reading.native)
-        pose.translations[joint] = (local_translation if any(c in MOVING_CHANNELS for c in layout)
-                                    else place_translation(skeleton, joint, np.zeros((1, 3))))
-        if SCALE_CHANNEL in layout:
-            pose.scales[joint] = local_scale
+        pose.rotations[joint], pose.translations[joint] = basis_to_local(reading.bone_frames, joint, rotation,
+                                                                         location, reading.native)
+        pose.scales[joint] = local_scale
     return Posed(skeleton, pose, reading.frame_time, str(reading.clip_fields["up_axis"]))
 
 
@@ -144,7 +137,7 @@ def _write(obj: bpy.types.Object, skeleton: Skeleton,
                              f"{bone_parent.name if bone_parent else 'nothing'}, the clip's joint from {wanted}")
     conversion, scale = clip_space(obj)
     frames = armature_bone_frames(obj, skeleton, conversion)
-    moves = [any(c in MOVING_CHANNELS for c in layout) for layout in skeleton.channels]
+    moves = [any(c in MOVE_CHANNELS for c in layout) for layout in skeleton.channels]
     action = write_action(obj, name, skeleton.names, keys, rotation_mode, frames.euler_orders(skeleton), moves,
                           bases(frames, scale))
     action["mocap_frame_time"] = frame_time

@@ -114,25 +114,26 @@ def joint_basis(clip: Clip, frames: BoneFrames, joint: int, scale: float) -> tup
     """One bone's ``matrix_basis`` rotation as unit quaternions ``(F, 4)`` and location ``(F, 3)``.
 
     The rotation comes straight from the file's angles (a product of axis
-    quaternions), see :func:`local_basis`.  Bone by bone, so an import holds one
-    joint's frames at a time, not the whole clip's.
+    quaternions), the rest rotation folded into the constant factors of
+    :func:`local_basis`.  Bone by bone, so an import holds one joint's frames
+    at a time, not the whole clip's.
     """
-    local = clip.joint_quaternions(joint)
-    rest = clip.skeleton.rest_rotations[joint]
-    if not np.array_equal(rest, np.eye(3)):
-        local = local @ rotations.quaternion_product_matrix(rotations.matrix_to_quaternion(rest))
     translation = place_translation(clip.skeleton, joint, clip.joint_translations(joint))
-    return local_basis(frames, joint, local, translation, scale)
+    return local_basis(frames, joint, clip.joint_quaternions(joint), translation, scale,
+                       rest=clip.skeleton.rest_rotations[joint])
 
 
 def local_basis(frames: BoneFrames, joint: int, local_rotations: FloatArray, local_translations: FloatArray,
-                scale: float) -> tuple[FloatArray, FloatArray]:
+                scale: float, rest: FloatArray | None = None) -> tuple[FloatArray, FloatArray]:
     """A bone's ``matrix_basis`` rotation ``(F, 4)`` and location ``(F, 3)`` from its joint's local
-    rotation (unit quaternions, rest rotation included) and translation (file axes and units).
+    rotation (unit quaternions) and translation (file axes and units); ``rest`` ``(3, 3)`` is a rest
+    rotation the local rotations do not include yet.
 
-    The rotation is ``left @ R_local @ to_bone``, the constant factors folded into one 4x4 product.
+    The rotation is ``left @ rest @ R_local @ to_bone``, the constant factors folded into one 4x4 product.
     """
     left, to_bone = frames.turns[joint]
+    if rest is not None and not np.array_equal(rest, np.eye(3)):
+        left = rotations.quaternion_multiply(left, rotations.matrix_to_quaternion(rest))
     turned = local_rotations @ rotations.quaternion_product_matrix(left, to_bone)
     moved = scale * local_translations @ frames.from_parent[joint].T - frames.rest_offset[joint]
     return turned, moved @ frames.rest_inverse[joint].T

@@ -38,7 +38,7 @@ import numpy as np
 from . import rotations
 from .kinematics import place_translation, translation_channels
 from .model import (
-    LENGTH_CHANNEL,
+    MOVE_CHANNELS,
     ROTATION_CHANNELS,
     SCALE_CHANNEL,
     TRANSLATION_CHANNELS,
@@ -169,9 +169,8 @@ class Posed:
         """The motion (at frames ``rows``, else all) as channel values on its skeleton."""
         rows = np.arange(self.frame_count) if rows is None else rows
         joints = range(self.skeleton.joint_count)
-        motion = _encode(self.skeleton, joints, _local_pose(self, rows, joints),
-                         np.zeros((self.skeleton.joint_count, 3)))
-        return Clip(self.skeleton, np.concatenate(motion, axis=1), self.frame_time, up_axis=self.up_axis)
+        return Clip(self.skeleton, _channels(self.skeleton, joints, _local_pose(self, rows, joints)), self.frame_time,
+                    up_axis=self.up_axis)
 
 
 Motion = Clip | Posed
@@ -337,14 +336,6 @@ def _body_root(motion: Motion) -> int:
     return joint
 
 
-def _chain(parents: Sequence[int], joint: int) -> list[int]:
-    """``joint`` and its ancestors, root first."""
-    chain = [joint]
-    while parents[chain[-1]] >= 0:
-        chain.append(parents[chain[-1]])
-    return chain[::-1]
-
-
 # Pairing a with b -------------------------------------------------------------------------------------------------
 
 @dataclass
@@ -410,7 +401,7 @@ def onto(a: Motion, b: Motion, *, mapping: Mapping[str, str | None] | None = Non
     """``b`` on ``a``'s skeleton: ``b`` itself when their joints agree, else retargeted onto ``a``
     (:func:`.retarget.retarget`, with these bone mappings when given; ``b`` must then be a clip).
     :func:`blend` does this first."""
-    if a.skeleton.names == b.skeleton.names and a.skeleton.parents == b.skeleton.parents:
+    if a.skeleton.same_joints(b.skeleton):
         return b
     if isinstance(b, Posed):
         raise ValueError("b's skeleton differs from a's: give b as a clip so it can be retargeted")
@@ -470,7 +461,7 @@ def _pair(a: Motion, b: Motion, offset: float = 0, align: str = "none", root: st
     parent = a.skeleton.parents[root_joint]
     parent_rotation = np.eye(3)
     if parent >= 0:
-        chain = _chain(a.skeleton.parents, parent)
+        chain = a.skeleton.chain(parent)
         world, _ = _world_pose(range(-1, len(chain) - 1), _local_pose(a, np.zeros(1, dtype=np.int64), chain))
         parent_rotation = rotations.quaternion_to_matrix(world[-1, 0])
     up = parent_rotation.T @ _up_vector(a.up_axis)
@@ -577,7 +568,7 @@ def _held(skeleton: Skeleton, pose: LocalPose) -> LocalPose:
     round trip through channel values."""
     partial = []
     for joint, layout in enumerate(skeleton.channels):
-        moves = {c for c in layout if c in TRANSLATION_CHANNELS or c == LENGTH_CHANNEL}
+        moves = {c for c in layout if c in MOVE_CHANNELS}
         if len(rotation_order(layout)) < 3 or (moves and moves != set(TRANSLATION_CHANNELS)):
             partial.append(joint)
             continue
@@ -586,15 +577,21 @@ def _held(skeleton: Skeleton, pose: LocalPose) -> LocalPose:
         if SCALE_CHANNEL not in layout:
             pose.scales[joint] = 1.0
     if partial:
-        some = LocalPose(pose.rotations[partial], pose.translations[partial], pose.scales[partial])
-        motion = np.zeros((pose.rotations.shape[1], int(skeleton.channel_starts()[-1])))
-        starts = skeleton.channel_starts()
-        for joint, values in zip(partial, _encode(skeleton, partial, some, np.zeros((skeleton.joint_count, 3)))):
-            motion[:, starts[joint]:starts[joint + 1]] = values
+        motion = _channels(skeleton, partial, LocalPose(pose.rotations[partial], pose.translations[partial],
+                                                        pose.scales[partial]))
         decoded = _local_pose(Clip(skeleton, motion, 1.0), np.arange(len(motion)), partial)
         pose.rotations[partial], pose.translations[partial], pose.scales[partial] = (
             decoded.rotations, decoded.translations, decoded.scales)
     return pose
+
+
+def _channels(skeleton: Skeleton, joints: Sequence[int], pose: LocalPose) -> FloatArray:
+    """Channel values ``(F, channels)`` of ``joints`` (the poses of ``pose``, in order), zero elsewhere."""
+    starts = skeleton.channel_starts()
+    motion = np.zeros((pose.rotations.shape[1], int(starts[-1])))
+    for joint, values in zip(joints, _encode(skeleton, joints, pose, np.zeros((skeleton.joint_count, 3)))):
+        motion[:, starts[joint]:starts[joint + 1]] = values
+    return motion
 
 
 def _mix_weights(pairing: _Pairing, mix: float | FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -624,7 +621,7 @@ def envelope(a: Motion, b: Motion, joint: str | int, mixes: Sequence[float] | Fl
         values = np.repeat(values[:, None], count, axis=1)
     if values.ndim != 2 or values.shape[1] != count or not np.all(np.isfinite(values)):
         raise ValueError(f"mixes must be finite numbers or profiles of {count} values")
-    chain = _chain(a.skeleton.parents, index)
+    chain = a.skeleton.chain(index)
     return pairing.chain_positions(chain, *pairing.poses(chain, np.arange(count)), values)
 
 
@@ -644,7 +641,7 @@ def solve_mix(a: Motion, b: Motion, joint: str | int, frame: int, target: Sequen
     low, high = (float(v) for v in bounds)
     if not (np.isfinite(low) and np.isfinite(high) and low <= high and np.all(np.isfinite(goal))):
         raise ValueError(f"bounds must be finite with low <= high and the target finite, got {bounds}, {target}")
-    chain = _chain(a.skeleton.parents, index)
+    chain = a.skeleton.chain(index)
     poses = pairing.poses(chain, np.array([frame]))
 
     def distances(mixes: FloatArray) -> FloatArray:

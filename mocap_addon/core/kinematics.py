@@ -11,7 +11,7 @@ import numpy as np
 
 from .bones import choose_tails
 from .errors import MocapWriteError
-from .model import ROTATION_CHANNELS, Clip, Skeleton, encode_motion, rotation_order
+from .model import ROTATION_CHANNELS, SCALE_CHANNEL, Clip, Skeleton, encode_motion, rotation_order
 from .rotations import FloatArray, listed_within
 
 
@@ -35,16 +35,22 @@ def local_transforms(clip: Clip) -> tuple[FloatArray, FloatArray, FloatArray]:
     Shapes ``(F, J, 3, 3)``, ``(F, J, 3)`` and ``(F, J)``.
     """
     skeleton = clip.skeleton
-    rotation = clip.local_rotations()
-    rest = skeleton.rest_rotations
-    if not np.allclose(rest, np.eye(3), rtol=0, atol=1e-15):
-        rotation = np.moveaxis(rest[:, None] @ np.moveaxis(rotation, 1, 0), 0, 1)
+    rotation = _local_rotations(clip)
     translation = np.stack([place_translation(skeleton, j, clip.joint_translations(j))
                             for j in range(skeleton.joint_count)], axis=1)
     scales = clip.local_scales()
     if scales is None:
         scales = np.ones((clip.frame_count, skeleton.joint_count))
     return rotation, translation, scales
+
+
+def _local_rotations(clip: Clip) -> FloatArray:
+    """Each joint's local rotation (rest @ frame) per frame ``(F, J, 3, 3)``, joint-major underneath."""
+    rotation = clip.local_rotations()
+    rest = clip.skeleton.rest_rotations
+    if np.allclose(rest, np.eye(3), rtol=0, atol=1e-15):
+        return rotation
+    return np.moveaxis(rest[:, None] @ np.moveaxis(rotation, 1, 0), 0, 1)
 
 
 def joint_transform(clip: Clip, joint: int) -> tuple[FloatArray, FloatArray]:
@@ -141,11 +147,9 @@ class SparsePose:
     """
 
     def __init__(self, clip: Clip) -> None:
-        rotation, translation, scale = local_transforms(clip)
+        self.clip = clip
         self.parents = clip.skeleton.parents
-        self.local = np.moveaxis(rotation, 1, 0)  # (J, F, 3, 3), each joint contiguous
-        self.translation = np.moveaxis(translation, 1, 0)
-        self.scale = scale.T
+        self.local = np.moveaxis(_local_rotations(clip), 1, 0)  # (J, F, 3, 3), each joint contiguous
         self._rotations: dict[int, FloatArray] = {}
 
     def rotation(self, joint: int) -> FloatArray:
@@ -179,16 +183,16 @@ class SparsePose:
         return product
 
     def position(self, joint: int) -> FloatArray:
-        """World origins ``(F, 3)`` of ``joint``."""
-        chain = [joint]
-        while self.parents[chain[-1]] >= 0:
-            chain.append(self.parents[chain[-1]])
-        chain.reverse()
-        position, grown = self.translation[chain[0]], self.scale[chain[0]]
+        """World origins ``(F, 3)`` of ``joint`` (only its chain's translations are read)."""
+        clip, skeleton = self.clip, self.clip.skeleton
+        chain = skeleton.chain(joint)
+        position = place_translation(skeleton, chain[0], clip.joint_translations(chain[0]))
+        grown: FloatArray | float = 1.0
         for parent, child in pairwise(chain):
-            moved = (self.rotation(parent) @ self.translation[child][..., None])[..., 0]
-            position = position + grown[:, None] * moved
-            grown = grown * self.scale[child]
+            scale = clip.channel_values(parent, SCALE_CHANNEL)
+            grown = grown if scale is None else grown * scale[:, None]
+            offset = place_translation(skeleton, child, clip.joint_translations(child))
+            position = position + grown * (self.rotation(parent) @ offset[..., None])[..., 0]
         return position
 
 

@@ -33,6 +33,7 @@ TRANSLATION_CHANNELS = ("tx", "ty", "tz")
 ROTATION_CHANNELS = ("rx", "ry", "rz")
 LENGTH_CHANNEL = "l"
 SCALE_CHANNEL = "s"
+MOVE_CHANNELS = TRANSLATION_CHANNELS + (LENGTH_CHANNEL,)  # a joint with any of these moves from its offset
 CHANNEL_TOKENS = TRANSLATION_CHANNELS + ROTATION_CHANNELS + (LENGTH_CHANNEL, SCALE_CHANNEL)
 
 
@@ -133,6 +134,17 @@ class Skeleton:
     def index(self, name: str) -> int:
         """Index of the joint called ``name``."""
         return self.names.index(name)
+
+    def chain(self, joint: int) -> list[int]:
+        """``joint`` and its ancestors, root first."""
+        chain = [joint]
+        while self.parents[chain[-1]] >= 0:
+            chain.append(self.parents[chain[-1]])
+        return chain[::-1]
+
+    def same_joints(self, other: Skeleton) -> bool:
+        """Whether ``other`` has these joints: the same names with the same parents."""
+        return self.names == other.names and self.parents == other.parents
 
     def child_lists(self) -> list[list[int]]:
         """For every joint, the indices of its children (in joint order)."""

@@ -35,7 +35,7 @@ from numpy.typing import NDArray
 
 from . import rotations
 from .kinematics import compose, joint_transform, place_translation, rest_bones, rest_pose
-from .model import LENGTH_CHANNEL, SCALE_CHANNEL, TRANSLATION_CHANNELS, Clip
+from .model import MOVE_CHANNELS, SCALE_CHANNEL, Clip
 from .rotations import FloatArray
 
 IntArray = NDArray[np.int64]
@@ -380,7 +380,7 @@ class _Motion:
             self.values[:, joint] = keyed.T
             if frames:
                 self.offsets[:, joint, 0] = translation[0]
-            if any(c in TRANSLATION_CHANNELS or c == LENGTH_CHANNEL for c in layout):
+            if any(c in MOVE_CHANNELS for c in layout):
                 moving[joint] = translation.T
             scale = clip.channel_values(joint, SCALE_CHANNEL)
             if scale is not None and np.abs(scale - 1.0).max(initial=0.0) > 1e-9:

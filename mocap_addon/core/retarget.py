@@ -385,7 +385,7 @@ def _transfer(clip: Clip, source: Figure, target: Figure, root: str, unit: float
     bone = _bone_vectors(target)
     hinge_of = _hinged_children(skeleton, pairs, bone)
     hips = target.canonical["hips"]
-    needed = {j for joint in [*pairs, hips] for j in [*_ancestors(parents, joint), joint]}
+    needed = {j for joint in [*pairs, hips] for j in skeleton.chain(joint)}
     motion = SparsePose(clip)
 
     def linked(joint: int) -> _Linked:
@@ -633,7 +633,7 @@ def _placed(motion: SparsePose, source: Figure, target: Figure, world: Callable[
     skeleton = target.skeleton
     parents = skeleton.parents
     hips = target.canonical["hips"]
-    path = [*_ancestors(parents, hips), hips]
+    path = skeleton.chain(hips)
     local = {j: place_translation(skeleton, j, target.translations[j][None]) for j in path}
     grown = np.cumprod(target.scales[path])  # the world scale along the path
     positions: dict[int, FloatArray] = {}
@@ -646,7 +646,7 @@ def _placed(motion: SparsePose, source: Figure, target: Figure, world: Callable[
     moves = [any(c in TRANSLATION_CHANNELS for c in layout) for layout in skeleton.channels]
     carried: dict[int, FloatArray] = {}
     for joint in driven:
-        candidates = [joint] + [j for j in _ancestors(parents, joint)[::-1] if j not in driven]
+        candidates = [j for j in skeleton.chain(joint)[::-1] if j == joint or j not in driven]
         carrier = next((j for j in candidates if moves[j] and j not in carried), None)
         if carrier is None:
             continue
@@ -658,11 +658,3 @@ def _placed(motion: SparsePose, source: Figure, target: Figure, world: Callable[
             positions[below] = positions[below] + shift
     return carried
 
-
-def _ancestors(parents: list[int], joint: int) -> list[int]:
-    """The joint's ancestors, root first."""
-    found = []
-    while parents[joint] >= 0:
-        joint = parents[joint]
-        found.append(joint)
-    return found[::-1]

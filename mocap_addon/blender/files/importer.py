@@ -11,7 +11,7 @@ import bpy
 import numpy as np
 
 from ...core import Clip
-from ...core.model import SCALE_CHANNEL, TRANSLATION_CHANNELS
+from ...core.model import MOVE_CHANNELS, SCALE_CHANNEL
 from ...core.reduce import EulerKeys, reduce_keys
 from ...core.timing import resample, split_takes
 from ..animation import euler_mode, write_action
@@ -137,7 +137,7 @@ def import_clip(context: bpy.types.Context, clip: Clip, name: str, settings: Imp
         skeleton = clip.skeleton
         bone_frames = BoneFrames.of(skeleton.parents, rig, settings.conversion)
 
-        moves = [any(c in TRANSLATION_CHANNELS or c == "l" for c in layout) for layout in skeleton.channels]
+        moves = [any(c in MOVE_CHANNELS for c in layout) for layout in skeleton.channels]
         orders = bone_frames.euler_orders(skeleton)
         takes = clip.take_starts()
         parts = split_takes(clip) if settings.split_takes and len(takes) > 1 else [clip]

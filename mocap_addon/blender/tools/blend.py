@@ -140,7 +140,7 @@ def _prepare(settings: Any) -> _Prepared:
     a = armature_pose(settings.clip_a)
     other = armature_skeleton(settings.clip_b)
     mapping_a = armature_mapping(settings.clip_a)
-    if other.names == a.skeleton.names and other.parents == a.skeleton.parents:
+    if other.same_joints(a.skeleton):
         b: Posed | Clip = armature_pose(settings.clip_b)
     else:
         b = onto(a, armature_clip(settings.clip_b), mapping=armature_mapping(settings.clip_b),
