@@ -56,6 +56,7 @@ class Contacts:
     floor: float
     leg: float
     frame_time: float
+    take_starts: tuple[int, ...] = (0,)
 
     @property
     def frame_count(self) -> int:
@@ -78,14 +79,15 @@ class Contacts:
     def slide(self, points: FloatArray | None = None) -> float:
         """Mean horizontal travel per contact frame of the touching points, in leg lengths.
 
-        Over every pair of consecutive frames in which a point touches at both;
-        ``points`` ``(F, 2, 2, 3)`` measures other positions (a retarget's feet,
-        in this clip's units and axes) over these contacts.
+        Over every pair of consecutive frames of one take in which a point touches
+        at both; ``points`` ``(F, 2, 2, 3)`` measures other positions (a
+        retarget's feet, in this clip's units and axes) over these contacts.
         """
         points = self.points if points is None else points
         step = np.diff(points, axis=0)
         step -= (step @ self.up)[..., None] * self.up
         both = self.touching[1:] & self.touching[:-1]
+        both[[t - 1 for t in self.take_starts if t > 0]] = False
         if not both.any():
             return 0.0
         return float(np.linalg.norm(step, axis=-1)[both].mean()) / self.leg
@@ -115,8 +117,10 @@ def find_contacts(clip: Clip, mapping: Mapping[str, str | None] | None = None, *
     up = up_axis(positions[:, top] - positions[:, index["hips"]])
     leg = leg_length(positions, [[index[f"{j}_{s}"] for j in LEG_JOINTS] for s in SIDES])
     floor = floor_height(_sole_points(clip, pose, [f[0] for f in feet]), up)
-    touching = touching_floor(points, up, leg, clip.frame_time, low=low, slow=slow, shortest=shortest)
-    return Contacts(points, touching, up, floor, leg, clip.frame_time)
+    takes = tuple(clip.take_starts())
+    touching = touching_floor(points, up, leg, clip.frame_time, low=low, slow=slow, shortest=shortest,
+                              take_starts=takes)
+    return Contacts(points, touching, up, floor, leg, clip.frame_time, takes)
 
 
 def up_axis(hips_to_head: FloatArray) -> FloatArray:
@@ -158,19 +162,26 @@ def floor_height(points: FloatArray, up: FloatArray) -> float:
 
 
 def touching_floor(points: FloatArray, up: FloatArray, leg: float, frame_time: float, *, low: float = LOW,
-                   slow: float = SLOW, shortest: float = SHORTEST) -> NDArray[np.bool_]:
+                   slow: float = SLOW, shortest: float = SHORTEST,
+                   take_starts: tuple[int, ...] = (0,)) -> NDArray[np.bool_]:
     """Which points ``(F, ...)`` of ``points`` ``(F, ..., 3)`` touch the floor: low and slow (see the module notes).
 
-    Each point's lowest level is its own low quantile of heights; speeds are
-    central differences over about ``SPEED_WINDOW`` each side.
+    Each point's lowest level is its own low quantile of heights in the take; speeds are
+    central differences over about ``SPEED_WINDOW`` each side, within the take
+    (``take_starts``: each take's first frame).
     """
     frames = points.shape[0]
     heights = points @ up
-    level = np.percentile(heights, FLOOR_QUANTILE, axis=0) if frames else np.zeros(points.shape[1:-1])
+    starts = np.array(sorted({0, *(t for t in take_starts if t < frames)}))
+    ends = np.append(starts[1:], frames)
+    level = np.empty_like(heights)
+    for first, stop in zip(starts, ends):  # each take its own floor
+        level[first:stop] = np.percentile(heights[first:stop], FLOOR_QUANTILE, axis=0)
     near = heights <= level + low * leg
     reach = max(1, round(SPEED_WINDOW / frame_time))
-    ahead = np.minimum(np.arange(frames) + reach, frames - 1)
-    behind = np.maximum(np.arange(frames) - reach, 0)
+    take = np.searchsorted(starts, np.arange(frames), side="right") - 1
+    ahead = np.minimum(np.arange(frames) + reach, ends[take] - 1)
+    behind = np.maximum(np.arange(frames) - reach, starts[take])
     span = np.maximum(ahead - behind, 1) * frame_time
     shape = (frames,) + (1,) * (points.ndim - 2)
     speed = np.linalg.norm(points[ahead] - points[behind], axis=-1) / span.reshape(shape) / leg
