@@ -36,6 +36,7 @@ from typing import Any, cast
 import numpy as np
 
 from . import rotations
+from .anatomy import SAMPLES as ANATOMY_FRAMES
 from .kinematics import place_translation, translation_channels
 from .model import (
     MOVE_CHANNELS,
@@ -405,9 +406,12 @@ def onto(a: Motion, b: Motion, *, mapping: Mapping[str, str | None] | None = Non
         return b
     if isinstance(b, Posed):
         raise ValueError("b's skeleton differs from a's: give b as a clip so it can be retargeted")
-    target = a if isinstance(a, Clip) else a.clip(np.zeros(1, dtype=np.int64))  # its first frame: bone vectors
+    # A Posed a as a clip of the frames a retarget reads: its first (bone vectors) and those its anatomy is
+    # measured on (how its bones twist, see core.anatomy).
+    target = a if isinstance(a, Clip) else a.clip(np.unique(np.linspace(0, a.frame_count - 1, min(
+        a.frame_count, ANATOMY_FRAMES)).round().astype(np.int64)))
     try:
-        return retarget(b, target, mapping=mapping, target_mapping=target_mapping)
+        return retarget(b, target, mapping=mapping, target_mapping=target_mapping, feet="free")
     except ValueError as error:
         raise ValueError(f"b's skeleton cannot be retargeted onto a's: {error}") from error
 

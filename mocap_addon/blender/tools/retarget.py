@@ -26,6 +26,9 @@ LENGTHS = [("reference", "Reference Body", "Bone lengths of the 1.75 m reference
            ("source", "Armature's", "The armature's own bone lengths")]
 ROOT_MODES = [("scale", "Scale by Legs", "Hips travel scaled by the ratio of leg lengths"),
               ("keep", "Keep", "Hips travel copied as it is")]
+FEET_MODES = [("planted", "Planted", "Feet on the target's floor, held where they land while the source's are "
+                                     "planted (leg IK, knees bending about their own axes)"),
+              ("free", "Free", "Every bone's exact direction, feet where they fall")]
 
 
 def is_armature(_self: object, obj: bpy.types.Object) -> bool:
@@ -66,6 +69,7 @@ class MOCAP_OT_retarget(bpy.types.Operator):
     source: StringProperty(name="Source", description="Armature whose action is read")
     target: StringProperty(name="Target", description="Armature that gets the new action")
     root: EnumProperty(name="Root", items=ROOT_MODES, default="scale")
+    feet: EnumProperty(name="Feet", items=FEET_MODES, default="planted")
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         from ...core.retarget import retarget
@@ -84,15 +88,19 @@ class MOCAP_OT_retarget(bpy.types.Operator):
             return {"CANCELLED"}
         try:
             clip = armature_clip(source)
-            result = retarget(clip, armature_skeleton(target), mapping=armature_mapping(source),
+            # A rig with an action: its own captures tell its floor and how its bones twist.
+            onto = armature_clip(target) if action_of(target) is not None else armature_skeleton(target)
+            result = retarget(clip, onto, mapping=armature_mapping(source),
                               target_mapping=armature_mapping(target), root=self.root,
                               source_reference=reference_rotations(source),
-                              target_reference=reference_rotations(target))
+                              target_reference=reference_rotations(target), feet=self.feet)
             with nothing_left_behind():
                 action = write_clip(target, result, name=f"{source_action.name} on {target.name}")
         except ValueError as error:
             self.report({"ERROR"}, f"Retarget failed: {error}")
             return {"CANCELLED"}
+        for warning in result.metadata.get("warnings", []):
+            self.report({"WARNING"}, f"Retarget: {warning}")
         self.report({"INFO"}, f"Retargeted {source.name} onto {target.name}: {action.name}, {result.frame_count} "
                               f"frames in {time.perf_counter() - started:.2f} s")
         return {"FINISHED"}
@@ -176,6 +184,7 @@ class MOCAP_PG_retarget(bpy.types.PropertyGroup):
     target: PointerProperty(type=bpy.types.Object, name="Target", poll=is_armature,
                             description="Any rig: gets a new action")
     root: EnumProperty(name="Root", items=ROOT_MODES, default="scale")
+    feet: EnumProperty(name="Feet", items=FEET_MODES, default="planted")
     method: EnumProperty(name="Method", items=METHODS, default="rotations")
     lengths: EnumProperty(name="Lengths", items=LENGTHS, default="reference")
 
@@ -196,12 +205,13 @@ class VIEW3D_PT_mocap_retarget(bpy.types.Panel):
         column.prop(settings, "source")
         column.prop(settings, "target")
         column.prop(settings, "root")
+        column.prop(settings, "feet")
         row = layout.row()
         row.enabled = settings.source is not None and settings.target is not None
         operator = row.operator(MOCAP_OT_retarget.bl_idname, icon="ARMATURE_DATA")
         operator.source = settings.source.name if settings.source else ""
         operator.target = settings.target.name if settings.target else ""
-        operator.root = settings.root
+        operator.root, operator.feet = settings.root, settings.feet
         obj = context.active_object
         if obj is None or obj.type != "ARMATURE":
             layout.label(text="Select an armature for the tools below")

@@ -1,0 +1,346 @@
+"""Feet on the floor: where a planted foot is held, and the two-bone leg IK that holds it there.
+
+Works on arrays of world positions and rotations (one side of one clip, or any
+number of legs at once), so retargeting, blending and the motion graph share it:
+
+* :func:`pinned_ankles`: for each frame, where the ankle should be.  While the
+  ankle touches the floor it stays where its contact began; once only the ball
+  of the foot touches, the ball stays where it was and the ankle follows the
+  foot's own turn about it.  After a contact the hold fades out over ``EASE``
+  seconds (smoothstep), so nothing snaps.
+* :func:`two_bone_ik`: the turns of the thigh and the shin that bring the ankle
+  to its target with the knee bending only about its own hinge axis (closed
+  form, bone lengths kept); where the target is out of reach the leg
+  straightens towards it and the miss is returned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .contacts import Contacts
+from .kinematics import Pose, end_site_positions, forward_kinematics, place_translation, translation_channels
+from .model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, encode_joint
+from .rotations import FloatArray
+
+EASE = 0.15  # seconds over which a hold fades in before its contact and out after it
+MISSED = 1e-3  # leg lengths: an ankle held farther than this from where it should be has missed
+
+
+def pinned_ankles(ankles: FloatArray, balls: FloatArray, touching: NDArray[np.bool_], frame_time: float,
+                  guide_ankles: FloatArray | None = None, guide_balls: FloatArray | None = None,
+                  heights: tuple[FloatArray, FloatArray] | None = None,
+                  ease: float = EASE) -> tuple[FloatArray, FloatArray]:
+    """Ankle targets ``(F, ..., 3)`` and hold weights ``(F, ...)`` for free ``ankles`` and ``balls``
+    ``(F, ..., 3)`` and which of them touch ``(F, ..., 2)`` (ankle, ball).
+
+    Held, the target is the ankle where its contact began (ankle touching), or
+    the ball where the ankle left the floor less the foot's current
+    ankle-to-ball line (ball touching only); between contacts it is the free
+    ankle moved by the last hold's offset fading out and the next one's fading
+    in, each over ``ease`` seconds (``weight``: how much of a hold applies).  With
+    ``guide_ankles`` and ``guide_balls`` (the source's, in these axes and
+    units) a hold moves as they move from the start of its contact: a foot
+    rolls as the source's does, and slides no more.  ``heights``: an up
+    vector ``(3,)`` and the heights ``(F, ...)`` along it of held ankles.
+    """
+    frames = ankles.shape[0]
+    shape = (frames, -1, 3)
+    flat_ankles, flat_balls = ankles.reshape(shape), balls.reshape(shape)
+    guides = [np.zeros_like(flat_ankles) if g is None else g.reshape(shape) for g in (guide_ankles, guide_balls)]
+    flat_touching = touching.reshape(frames, -1, 2)
+    legs = flat_ankles.shape[1]
+    offsets = np.zeros_like(flat_ankles)  # held - free ankle, while held
+    held = np.zeros((frames, legs), dtype=bool)
+    index = np.arange(frames)[:, None]
+    for leg in range(legs):
+        ankle_down, ball_down = flat_touching[:, leg, 0], flat_touching[:, leg, 1] & ~flat_touching[:, leg, 0]
+        foot = flat_balls[:, leg] - flat_ankles[:, leg]
+        guide_ankle, guide_ball = guides[0][:, leg], guides[1][:, leg]
+        # Ankle holds: the ankle where each run of ankle contact began (moved as the guide moved since).
+        start = _run_starts(ankle_down)
+        ankle_held = flat_ankles[start, leg] + guide_ankle - guide_ankle[start]
+        if heights is not None:
+            up, level = heights[0], heights[1].reshape(frames, -1)[:, leg]
+            ankle_held += (level - ankle_held @ up)[:, None] * up
+        # Ball holds: the ball where the ankle left the floor (with the ankle as it was held then), or
+        # where a run of ball-only contact began without the ankle down before it.
+        first = _run_starts(ball_down)
+        before = np.maximum(first - 1, 0)
+        after_ankle = (first > 0) & ankle_down[before]
+        ball_start = np.where(after_ankle[:, None], ankle_held[before] + foot[before], flat_balls[first, leg])
+        ball_held = ball_start + guide_ball - guide_ball[first]
+        wanted = np.where(ankle_down[:, None], ankle_held, ball_held - foot)
+        down = ankle_down | ball_down
+        offsets[:, leg] = np.where(down[:, None], wanted - flat_ankles[:, leg], 0.0)
+        held[:, leg] = down
+    # Between holds, the last one fades out and the next one fades in (weights summing to at most 1).
+    last = np.maximum.accumulate(np.where(held, index, -1), axis=0)
+    following = np.minimum.accumulate(np.where(held, index, frames)[::-1], axis=0)[::-1]
+    fade_out = np.where(last >= 0, _smooth_fall((index - last) * frame_time / max(ease, 1e-12)), 0.0)
+    fade_in = np.where(following < frames, _smooth_fall((following - index) * frame_time / max(ease, 1e-12)), 0.0)
+    total = np.maximum(fade_out + fade_in, 1.0)
+    legs_index = np.arange(legs)[None, :]
+    between = (fade_out / total)[..., None] * offsets[np.maximum(last, 0), legs_index] + (
+        fade_in / total)[..., None] * offsets[np.minimum(following, frames - 1), legs_index]
+    weight = np.where(held, 1.0, (fade_out + fade_in) / total)
+    targets = flat_ankles + np.where(held[..., None], offsets, between)
+    return targets.reshape(ankles.shape), weight.reshape(ankles.shape[:-1])
+
+
+def _run_starts(flags: NDArray[np.bool_]) -> NDArray[np.int64]:
+    """For each frame, the first frame of the run of ``True`` it belongs to (else of the last run before)."""
+    frames = np.arange(len(flags))
+    begins = flags & ~np.concatenate([[False], flags[:-1]])
+    return np.maximum.accumulate(np.where(begins, frames, 0))
+
+
+def _smooth_fall(t: FloatArray) -> FloatArray:
+    """1 at ``t = 0`` falling smoothly to 0 at ``t >= 1`` (smoothstep)."""
+    t = np.clip(t, 0.0, 1.0)
+    return np.asarray(1.0 - t * t * (3.0 - 2.0 * t))
+
+
+def two_bone_ik(hip: FloatArray, knee: FloatArray, ankle: FloatArray, target: FloatArray,
+                axis: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """World turns ``(F, 3, 3)`` of the thigh (about the hip) and of the shin (about the knee, applied
+    before the thigh's) that bring ``ankle`` to ``target``, and the distance still missing ``(F,)``.
+
+    Positions are ``(F, 3)``; ``axis`` ``(F, 3)`` is the knee's hinge axis in
+    the world (flexion positive).  The shin turns about it only, by the bend
+    that makes the hip-to-ankle distance right (the smaller of the two), then
+    the whole leg swings about the hip onto the target.  New thigh world
+    rotation: ``thigh_turn @ R_thigh``; new shin: ``thigh_turn @ shin_turn @ R_shin``.
+    """
+    thigh, shin = knee - hip, ankle - knee
+    upper, lower = np.linalg.norm(thigh, axis=-1), np.linalg.norm(shin, axis=-1)
+    reach = np.linalg.norm(target - hip, axis=-1)
+    wanted = np.clip(reach, np.abs(upper - lower), upper + lower)
+    cosine = (wanted ** 2 - upper ** 2 - lower ** 2) / np.maximum(2 * upper * lower, 1e-300)
+    axis = _unit(axis)
+    bend = _turn_to_reach(axis, _unit(shin), _unit(thigh), cosine)
+    shin_turn = _rotations_about(axis, bend)
+    moved_ankle = knee + (shin_turn @ shin[..., None])[..., 0]
+    thigh_turn = _rotations_between(moved_ankle - hip, target - hip)
+    return thigh_turn, shin_turn, np.abs(reach - wanted)
+
+
+def _turn_to_reach(axis: FloatArray, start: FloatArray, toward: FloatArray, cosine: FloatArray) -> FloatArray:
+    """The smallest angle about unit ``axis`` turning unit ``start`` until its dot product with unit
+    ``toward`` is ``cosine`` (or as near as it comes)."""
+    along = _dot(axis, start)
+    p = _dot(start, toward) - along * _dot(axis, toward)
+    q = _dot(np.cross(axis, start), toward)
+    radius = np.hypot(p, q)
+    ratio = (cosine - along * _dot(axis, toward)) / np.where(radius > 0, radius, 1.0)
+    spread = np.arccos(np.clip(ratio, -1.0, 1.0))
+    middle = np.arctan2(q, p)
+    turns = np.stack([_wrap(middle + spread), _wrap(middle - spread)])
+    return turns[np.argmin(np.abs(turns), axis=0), np.arange(turns.shape[1])]
+
+
+def _wrap(angles: FloatArray) -> FloatArray:
+    return (angles + np.pi) % (2 * np.pi) - np.pi
+
+
+def _rotations_about(axes: FloatArray, angles: FloatArray) -> FloatArray:
+    """Rotations ``(F, 3, 3)`` by ``angles`` about unit ``axes`` ``(F, 3)`` (Rodrigues)."""
+    cos, sin = np.cos(angles)[:, None, None], np.sin(angles)[:, None, None]
+    x, y, z = axes[:, 0], axes[:, 1], axes[:, 2]
+    zero = np.zeros_like(x)
+    skew = np.stack([np.stack([zero, -z, y], -1), np.stack([z, zero, -x], -1), np.stack([-y, x, zero], -1)], -2)
+    return np.eye(3) + sin * skew + (1 - cos) * (skew @ skew)
+
+
+def _rotations_between(a: FloatArray, b: FloatArray) -> FloatArray:
+    """The smallest rotations ``(F, 3, 3)`` taking the directions of ``a`` onto those of ``b``."""
+    a, b = _unit(a), _unit(b)
+    axis = np.cross(a, b)
+    size = np.linalg.norm(axis, axis=-1)
+    angle = np.arctan2(size, _dot(a, b))
+    across = np.cross(a, np.eye(3)[np.argmin(np.abs(a), axis=-1)])  # for opposite directions
+    return _rotations_about(_unit(np.where((size > 1e-12)[:, None], axis, across)), angle)
+
+
+def _unit(vectors: FloatArray) -> FloatArray:
+    lengths = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return vectors / np.where(lengths > 0, lengths, 1.0)
+
+
+def _dot(a: FloatArray, b: FloatArray) -> FloatArray:
+    return np.einsum("...i,...i->...", a, b)
+
+
+@dataclass
+class Standing:
+    """How a figure stands: its up vector, floor height along it and planted ankle height above the floor
+    (its units), and its leg length."""
+
+    up: FloatArray
+    floor: float
+    ankle: float
+    leg: float
+
+
+@dataclass
+class Planting:
+    """What planting the feet did: the figure raised by ``floor_shift`` (target units), frames held per
+    side, and the frames and largest distance (leg lengths) by which a held ankle could not be reached."""
+
+    floor_shift: float
+    held_frames: tuple[int, int]
+    missed_frames: int
+    worst_miss: float
+
+    def summary(self) -> str:
+        text = (f"feet planted: held {self.held_frames[0]} + {self.held_frames[1]} frames (left + right), "
+                f"figure raised {self.floor_shift:.4g} units onto the target's floor")
+        if self.missed_frames:
+            text += (f"; {self.missed_frames} frames out of the leg's reach (up to {self.worst_miss:.3g} leg "
+                     "lengths): the leg straightens toward them")
+        return text
+
+
+def standing(figure: Clip | Skeleton, mapping: Mapping[str, str | None], up: FloatArray) -> Standing:
+    """How ``figure`` stands: a clip of two frames or more by its own captures (its contacts' floor and
+    planted ankle height), else its first frame or rest pose standing on its lowest foot point."""
+    from .contacts import find_contacts, floor_height, leg_length
+
+    if isinstance(figure, Clip) and figure.frame_count > 1:
+        contacts = find_contacts(figure, mapping)
+        height = contacts.planted_height()
+        if np.isfinite(height):
+            return Standing(contacts.up, contacts.floor, height * contacts.leg, contacts.leg)
+    skeleton = figure.skeleton if isinstance(figure, Clip) else figure
+    clip = Clip(figure.skeleton, figure.motion[:1], figure.frame_time) if isinstance(figure, Clip) and \
+        figure.frame_count else Clip(_at_rest(skeleton), np.zeros((1, 0)), 1.0)
+    index = {c: skeleton.index(n) for n, c in mapping.items() if c is not None}
+    pose = forward_kinematics(clip)
+    feet = [index[f"foot_{side}"] for side in "lr"]
+    below = _subtree(skeleton.parents, feet)
+    sites = [s for j, s in enumerate(end_site_positions(clip, pose)) if j in below]
+    floor = floor_height(np.concatenate([pose.positions[:, sorted(below)], *sites], axis=1), up)
+    legs = [[index[f"{j}_{side}"] for j in ("upper_leg", "lower_leg", "foot")] for side in "lr"]
+    ankle = float(np.mean(pose.positions[0, feet] @ up)) - floor
+    return Standing(up, floor, ankle, leg_length(pose.positions, legs))
+
+
+def _at_rest(skeleton: Skeleton) -> Skeleton:
+    """The skeleton with no channels: its rest pose as a clip of no values."""
+    rest = skeleton.copy()
+    rest.position_replaces_offset[:] = False
+    rest.channels = [() for _ in skeleton.names]
+    return rest
+
+
+def _subtree(parents: list[int], roots: list[int]) -> set[int]:
+    below = set(roots)
+    for joint, parent in enumerate(parents):
+        if parent in below:
+            below.add(joint)
+    return below
+
+
+def plant_feet(result: Clip, target_mapping: Mapping[str, str | None], contacts: Contacts, stand: Standing,
+               to_target: FloatArray, knee_axes: dict[str, FloatArray],
+               fewer_channels: Callable[[int, FloatArray], FloatArray]) -> tuple[Clip, Planting]:
+    """``result`` (a retarget, frame for frame with the source whose ``contacts`` are given) standing
+    on the target's floor, its feet held while the source's are planted.
+
+    The whole figure is first raised or lowered so its ankles, over the
+    source's ankle contacts, are at the planted height of ``stand`` (median);
+    then each leg's thigh, shin and foot get new rotations from
+    :func:`two_bone_ik` towards :func:`pinned_ankles` (guided by the source's
+    feet, ``to_target`` turning and scaling the source's world into the
+    target's; held ankles at the target's planted height, lifted as the
+    source's lift), the foot keeping its world rotation.  ``knee_axes``: ``upper_leg_l`` / ``_r`` -> the knee's
+    flexion axis in the thigh's own frame; ``fewer_channels(joint, frame_rotations)``
+    gives what a joint of fewer than three angles holds for wanted frame rotations.
+    """
+    skeleton = result.skeleton
+    index = {c: skeleton.index(n) for n, c in target_mapping.items() if c is not None}
+    hips = index["hips"]
+    pose = forward_kinematics(result)
+    ankles = pose.positions[:, [index["foot_l"], index["foot_r"]]]
+    down = contacts.touching[..., 0]
+    heights = ankles @ stand.up
+    shift = stand.floor + stand.ankle - float(np.median(heights[down])) if down.any() else 0.0
+    out = result.copy()
+    _raise(out, hips, shift * stand.up, pose)
+    if not contacts.touching.any():
+        return out, Planting(shift, (0, 0), 0, 0.0)
+    lifted = shift * stand.up
+    balls = pose.positions[:, [index.get(f"toes_{s}", index[f"foot_{s}"]) for s in "lr"]] + lifted
+    guide = contacts.points @ to_target.T  # the source's feet, turned and scaled into the target's world
+    scale = float(np.linalg.norm(to_target[0]))
+    source_level = contacts.floor + contacts.planted_height() * contacts.leg
+    level = stand.floor + stand.ankle + scale * (contacts.points[..., 0, :] @ contacts.up - source_level)
+    targets, weights = pinned_ankles(ankles + lifted, balls, contacts.touching, result.frame_time, guide[..., 0, :],
+                                     guide[..., 1, :], (stand.up, level))
+    missed, worst = 0, 0.0
+    changed: dict[int, FloatArray] = {}
+    rotations, parents = pose.rotations, skeleton.parents
+    for side_index, side in enumerate("lr"):
+        thigh, shin, foot = (index[f"{j}_{side}"] for j in ("upper_leg", "lower_leg", "foot"))
+        active = weights[:, side_index] > 0
+        if not active.any():
+            continue
+        axis = rotations[:, thigh] @ knee_axes[f"upper_leg_{side}"]
+        thigh_turn, shin_turn, miss = two_bone_ik(
+            pose.positions[:, thigh] + lifted, pose.positions[:, shin] + lifted, ankles[:, side_index] + lifted,
+            targets[:, side_index], axis)
+        missed += int(np.count_nonzero(miss[active] > MISSED * stand.leg))
+        worst = max(worst, float(miss[active].max()) / stand.leg)
+        # Joints between the thigh and the shin turn with the thigh, those between the shin and the foot
+        # with both; the foot keeps its world rotation.  Only three local rotations change.
+        changed[thigh] = _transposed(rotations[:, parents[thigh]]) @ thigh_turn @ rotations[:, thigh]
+        changed[shin] = _transposed(rotations[:, parents[shin]]) @ shin_turn @ rotations[:, shin]
+        changed[foot] = _transposed(thigh_turn @ shin_turn @ rotations[:, parents[foot]]) @ rotations[:, foot]
+    _set_local_rotations(out, changed, fewer_channels)
+    return out, Planting(shift, (int(down[:, 0].sum()), int(down[:, 1].sum())), missed, worst)
+
+
+def _transposed(rotations: FloatArray) -> FloatArray:
+    return np.swapaxes(rotations, -1, -2)
+
+
+def _raise(clip: Clip, hips: int, lift: FloatArray, pose: Pose) -> None:
+    """Move ``clip``'s figure by the world vector ``lift`` (in place): the translation channels of the
+    joint nearest the root on the hips' chain that has all three."""
+    skeleton = clip.skeleton
+    carrier = next((j for j in skeleton.chain(hips) if set(TRANSLATION_CHANNELS) <= set(skeleton.channels[j])), None)
+    if carrier is None or not np.any(lift):
+        return
+    parent = skeleton.parents[carrier]
+    shift = np.broadcast_to(lift, (clip.frame_count, 3))
+    if parent >= 0:
+        shift = (_transposed(pose.rotations[:, parent]) @ shift[..., None])[..., 0] / pose.scales[:, parent, None]
+    local = place_translation(skeleton, carrier, clip.joint_translations(carrier)) + shift
+    channels = translation_channels(skeleton, carrier, local)
+    for axis, name in enumerate(TRANSLATION_CHANNELS):
+        column = int(skeleton.channel_starts()[carrier]) + skeleton.channels[carrier].index(name)
+        clip.motion[:, column] = channels[:, axis]
+
+
+def _set_local_rotations(clip: Clip, locals_: dict[int, FloatArray],
+                         fewer_channels: Callable[[int, FloatArray], FloatArray]) -> None:
+    """Write joints' new local rotations ``(F, 3, 3)`` (rest included) into ``clip``'s rotation channels
+    (in place), continuous from each joint's first frame."""
+    skeleton = clip.skeleton
+    starts = skeleton.channel_starts()
+    for joint, local in locals_.items():
+        layout = skeleton.channels[joint]
+        rotation_layout = tuple(c for c in layout if c in ROTATION_CHANNELS)
+        if not rotation_layout:
+            continue
+        columns = [int(starts[joint]) + k for k, c in enumerate(layout) if c in ROTATION_CHANNELS]
+        frame = _transposed(skeleton.rest_rotations[joint]) @ local
+        if len(rotation_layout) < 3:
+            frame = fewer_channels(joint, frame)
+        start = np.zeros(3)
+        start[:len(columns)] = clip.motion[0, columns]  # the joint's order first, any dropped axes at zero
+        clip.motion[:, columns] = encode_joint(rotation_layout, frame, reference=start)
