@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mocap_addon.core import Clip, load, world_positions
-from mocap_addon.core.anatomy import angle_between, facing_to_travel, hinge_axes
+from mocap_addon.core.anatomy import angle_between, facing_to_travel, hinge_axes, largest_bend_step
 from mocap_addon.core.contacts import Contacts, find_contacts
 from mocap_addon.core.naming import map_skeleton
 from mocap_addon.core.retarget import retarget, to_canonical
@@ -51,18 +51,6 @@ def feet(clip: Clip) -> np.ndarray:
     """World positions ``(F, 2, 2, 3)`` of the ankles and balls of the feet."""
     index, positions = joints_of(clip), world_positions(clip)
     return positions[:, [[index[f"foot_{s}"], index.get(f"toes_{s}", index[f"foot_{s}"])] for s in "lr"]]
-
-
-def knee_step(clip: Clip) -> float:
-    """The largest change of a knee's bend between two frames (degrees)."""
-    index, positions = joints_of(clip), world_positions(clip)
-    largest = 0.0
-    for side in "lr":
-        hip, knee, ankle = (positions[:, index[f"{j}_{side}"]] for j in ("upper_leg", "lower_leg", "foot"))
-        one, two = knee - hip, ankle - knee
-        cosine = np.sum(one * two, axis=1) / np.linalg.norm(one, axis=1) / np.linalg.norm(two, axis=1)
-        largest = max(largest, float(np.abs(np.diff(np.degrees(np.arccos(np.clip(cosine, -1, 1))))).max()))
-    return largest
 
 
 def canonical_table(corpus: Path) -> None:
@@ -98,8 +86,8 @@ def feet_table(corpus: Path, plots: Path | None) -> None:
             print(f"| {Path(rig_name).name} | {Path(walk_name).name} | {contacts.slide():.5f} | "
                   f"{slides['free']:.5f} | {slides['planted']:.5f} | {slides['planted'] / contacts.slide():.2f} | "
                   f"{own.planted_height():.3f} | "
-                  f"{heights['free']:.3f} | {heights['planted']:.3f} | {knee_step(source):.1f} | "
-                  f"{knee_step(planted):.1f} | {planted.metadata['feet']['missed_frames']} |", flush=True)
+                  f"{heights['free']:.3f} | {heights['planted']:.3f} | {largest_bend_step(source):.1f} | "
+                  f"{largest_bend_step(planted):.1f} | {planted.metadata['feet']['missed_frames']} |", flush=True)
             if plots is not None:
                 draw(plots / f"{Path(walk_name).stem}_onto_{Path(rig_name).stem}.png", contacts, own, measured,
                      f"{Path(walk_name).name} onto {Path(rig_name).name}")

@@ -10,6 +10,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from mocap_addon.core import Clip, load, world_positions
+from mocap_addon.core.anatomy import largest_bend_step
 from mocap_addon.core.contacts import find_contacts
 from mocap_addon.core.footing import EASE, pinned_ankles, two_bone_ik
 from mocap_addon.core.naming import map_skeleton
@@ -103,19 +104,6 @@ def test_a_guided_hold_moves_as_the_guide_does():
     np.testing.assert_allclose(targets, guide, atol=1e-12)
 
 
-def knee_steps(clip: Clip) -> float:
-    """The largest change of a knee's bend from one frame to the next (degrees)."""
-    index = {c: clip.skeleton.index(n) for n, c in map_skeleton(clip.skeleton).items() if c is not None}
-    positions = world_positions(clip)
-    largest = 0.0
-    for side in "lr":
-        hip, knee, ankle = (positions[:, index[f"{j}_{side}"]] for j in ("upper_leg", "lower_leg", "foot"))
-        one, two = knee - hip, ankle - knee
-        cosine = np.sum(one * two, axis=1) / np.linalg.norm(one, axis=1) / np.linalg.norm(two, axis=1)
-        largest = max(largest, float(np.abs(np.diff(np.degrees(np.arccos(np.clip(cosine, -1, 1))))).max()))
-    return largest
-
-
 def feet_points(clip: Clip) -> np.ndarray:
     index = {c: clip.skeleton.index(n) for n, c in map_skeleton(clip.skeleton).items() if c is not None}
     positions = world_positions(clip)
@@ -139,7 +127,7 @@ def test_planted_feet_of_walks_stay_planted_on_the_targets_floor(target_path):
         assert over_source.slide() <= 1.1 * contacts.slide() + 0.0005, source_path.name
         heights = (over_source.points[..., 0, :] @ own.up - own.floor) / own.leg
         assert abs(np.median(heights[contacts.touching[..., 0]]) - own.planted_height()) <= 0.03, source_path.name
-        assert knee_steps(result) <= knee_steps(source) + 10.0, source_path.name
+        assert largest_bend_step(result) <= largest_bend_step(source) + 10.0, source_path.name
         assert result.metadata["feet"]["worst_miss"] < 0.05
 
 

@@ -108,6 +108,23 @@ def hinge_axes(clip: Clip, mapping: Mapping[str, str | None] | None = None,
     return {name: sampled.hinge(joints, joints[0]) for name, joints in body.hinges.items()}
 
 
+def largest_bend_step(clip: Clip, hinges: tuple[str, ...] = ("knee_l", "knee_r"),
+                      mapping: Mapping[str, str | None] | None = None) -> float:
+    """The largest change (degrees) of a hinge's bend (the angle between its two bones) from one frame to
+    the next, over every frame of ``clip`` (a knee that snaps shows here)."""
+    sampled = Sampled.of(clip, mapping, None)
+    body = reference_body()
+    largest = 0.0
+    for name in hinges:
+        if not sampled.has(*body.hinges[name]) or len(sampled.positions) < 2:
+            continue
+        points = sampled.positions[:, [sampled.canonical[j] for j in body.hinges[name]]]
+        first, second = _unit(points[:, 1] - points[:, 0]), _unit(points[:, 2] - points[:, 1])
+        bend = np.degrees(np.arccos(np.clip(np.sum(first * second, axis=-1), -1.0, 1.0)))
+        largest = max(largest, float(np.abs(np.diff(bend)).max()))
+    return largest
+
+
 def facing_to_travel(clip: Clip, joints: tuple[str, ...] = ("hips", "spine_04", "head"),
                      mapping: Mapping[str, str | None] | None = None, axis: FloatArray | None = None,
                      up: FloatArray | None = None) -> dict[str, float]:

@@ -121,9 +121,9 @@ def two_bone_ik(hip: FloatArray, knee: FloatArray, ankle: FloatArray, target: Fl
     reach = np.linalg.norm(target - hip, axis=-1)
     wanted = np.clip(reach, np.abs(upper - lower), upper + lower)
     cosine = (wanted ** 2 - upper ** 2 - lower ** 2) / np.maximum(2 * upper * lower, 1e-300)
-    axis = _unit(axis)
-    bend = _turn_to_reach(axis, _unit(shin), _unit(thigh), cosine)
-    shin_turn = _rotations_about(axis, bend)
+    axis = unit(axis)
+    bend = _turn_to_reach(axis, unit(shin), unit(thigh), cosine)
+    shin_turn = rotations_about(axis, bend)
     moved_ankle = knee + (shin_turn @ shin[..., None])[..., 0]
     thigh_turn = _rotations_between(moved_ankle - hip, target - hip)
     return thigh_turn, shin_turn, np.abs(reach - wanted)
@@ -132,22 +132,31 @@ def two_bone_ik(hip: FloatArray, knee: FloatArray, ankle: FloatArray, target: Fl
 def _turn_to_reach(axis: FloatArray, start: FloatArray, toward: FloatArray, cosine: FloatArray) -> FloatArray:
     """The smallest angle about unit ``axis`` turning unit ``start`` until its dot product with unit
     ``toward`` is ``cosine`` (or as near as it comes)."""
-    along = _dot(axis, start)
-    p = _dot(start, toward) - along * _dot(axis, toward)
-    q = _dot(np.cross(axis, start), toward)
+    one, other, _ = angles_to_reach(axis, start, toward, cosine)
+    turns = np.stack([_wrap(one), _wrap(other)])
+    return turns[np.argmin(np.abs(turns), axis=0), np.arange(turns.shape[1])]
+
+
+def angles_to_reach(axis: FloatArray, start: FloatArray, toward: FloatArray,
+                    cosine: FloatArray | float) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """The two angles turning ``start`` about unit ``axis`` until its dot product with ``toward`` is
+    ``cosine`` (per frame), and whether that is reachable (else both are the nearest angle)."""
+    along = dot(axis, start)
+    p = dot(start, toward) - along * dot(axis, toward)
+    q = dot(np.cross(axis, start), toward)
     radius = np.hypot(p, q)
-    ratio = (cosine - along * _dot(axis, toward)) / np.where(radius > 0, radius, 1.0)
+    ratio = (cosine - along * dot(axis, toward)) / np.where(radius > 0, radius, 1.0)
+    reachable = np.abs(ratio) <= 1.0
     spread = np.arccos(np.clip(ratio, -1.0, 1.0))
     middle = np.arctan2(q, p)
-    turns = np.stack([_wrap(middle + spread), _wrap(middle - spread)])
-    return turns[np.argmin(np.abs(turns), axis=0), np.arange(turns.shape[1])]
+    return middle + spread, middle - spread, reachable
 
 
 def _wrap(angles: FloatArray) -> FloatArray:
     return (angles + np.pi) % (2 * np.pi) - np.pi
 
 
-def _rotations_about(axes: FloatArray, angles: FloatArray) -> FloatArray:
+def rotations_about(axes: FloatArray, angles: FloatArray) -> FloatArray:
     """Rotations ``(F, 3, 3)`` by ``angles`` about unit ``axes`` ``(F, 3)`` (Rodrigues)."""
     cos, sin = np.cos(angles)[:, None, None], np.sin(angles)[:, None, None]
     x, y, z = axes[:, 0], axes[:, 1], axes[:, 2]
@@ -158,20 +167,20 @@ def _rotations_about(axes: FloatArray, angles: FloatArray) -> FloatArray:
 
 def _rotations_between(a: FloatArray, b: FloatArray) -> FloatArray:
     """The smallest rotations ``(F, 3, 3)`` taking the directions of ``a`` onto those of ``b``."""
-    a, b = _unit(a), _unit(b)
+    a, b = unit(a), unit(b)
     axis = np.cross(a, b)
     size = np.linalg.norm(axis, axis=-1)
-    angle = np.arctan2(size, _dot(a, b))
+    angle = np.arctan2(size, dot(a, b))
     across = np.cross(a, np.eye(3)[np.argmin(np.abs(a), axis=-1)])  # for opposite directions
-    return _rotations_about(_unit(np.where((size > 1e-12)[:, None], axis, across)), angle)
+    return rotations_about(unit(np.where((size > 1e-12)[:, None], axis, across)), angle)
 
 
-def _unit(vectors: FloatArray) -> FloatArray:
+def unit(vectors: FloatArray) -> FloatArray:
     lengths = np.linalg.norm(vectors, axis=-1, keepdims=True)
     return vectors / np.where(lengths > 0, lengths, 1.0)
 
 
-def _dot(a: FloatArray, b: FloatArray) -> FloatArray:
+def dot(a: FloatArray, b: FloatArray) -> FloatArray:
     return np.einsum("...i,...i->...", a, b)
 
 

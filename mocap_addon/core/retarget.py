@@ -30,6 +30,10 @@ import numpy as np
 
 from . import body as bodies
 from .anatomy import twist_axes
+from .footing import angles_to_reach as _angles_to_reach
+from .footing import dot as _dot
+from .footing import rotations_about as _rotations_about
+from .footing import unit as _unit
 from .kinematics import SparsePose, place_translation, translation_channels
 from .model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, encode_joint
 from .model import rotation_order as order_of
@@ -568,39 +572,6 @@ def _hinged_children(skeleton: Skeleton, pairs: dict[int, int], bone: dict[int, 
                 and joint in pairs and joint in bone and len(order_of(skeleton.channels[parent])) == 3):
             hinges[parent] = joint
     return hinges
-
-
-def _rotations_about(axes: FloatArray, angles: FloatArray) -> FloatArray:
-    """Rotation matrices ``(F, 3, 3)`` by ``angles`` ``(F,)`` about unit ``axes`` ``(F, 3)`` (Rodrigues)."""
-    cos, sin = np.cos(angles)[:, None, None], np.sin(angles)[:, None, None]
-    x, y, z = axes[:, 0], axes[:, 1], axes[:, 2]
-    zero = np.zeros_like(x)
-    skew = np.stack([np.stack([zero, -z, y], -1), np.stack([z, zero, -x], -1), np.stack([-y, x, zero], -1)], -2)
-    return np.eye(3) + sin * skew + (1 - cos) * (skew @ skew)
-
-
-def _unit(vectors: FloatArray) -> FloatArray:
-    lengths = np.linalg.norm(vectors, axis=-1, keepdims=True)
-    return vectors / np.where(lengths > 0, lengths, 1.0)
-
-
-def _dot(a: FloatArray, b: FloatArray) -> FloatArray:
-    return np.einsum("...i,...i->...", a, b)
-
-
-def _angles_to_reach(axis: FloatArray, start: FloatArray, toward: FloatArray,
-                     cosine: FloatArray | float) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """The two angles turning ``start`` about unit ``axis`` until its dot product with ``toward`` is
-    ``cosine`` (per frame), and whether that is reachable (else both are the nearest angle)."""
-    along = _dot(axis, start)
-    p = _dot(start, toward) - along * _dot(axis, toward)
-    q = _dot(np.cross(axis, start), toward)
-    radius = np.hypot(p, q)
-    ratio = (cosine - along * _dot(axis, toward)) / np.where(radius > 0, radius, 1.0)
-    reachable = np.abs(ratio) <= 1.0
-    spread = np.arccos(np.clip(ratio, -1.0, 1.0))
-    middle = np.arctan2(q, p)
-    return middle + spread, middle - spread, reachable
 
 
 def _angle_about(axis: FloatArray, start: FloatArray, toward: FloatArray) -> FloatArray:
