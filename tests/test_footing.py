@@ -149,3 +149,15 @@ def test_feet_option_is_checked():
     clip = load(path)
     with pytest.raises(ValueError, match="feet must be one of planted, free"):
         retarget(clip, clip, feet="glued")
+
+
+def test_a_source_standing_along_another_axis_keeps_its_feet_free():
+    """xbot_anim1's figure stands along -Z while its rest says Y: no floor to stand it on, and it says so."""
+    path = CORPUS / "htr" / "gpr450_xbot_anim1.HTR"
+    if not path.is_file():
+        pytest.skip("no corpus")
+    clip = load(path)
+    result = to_canonical(clip, feet="planted")
+    assert result.metadata["feet"] == {"mode": "free"}
+    assert any("stands along another axis" in w and "-Z" in w for w in result.metadata["warnings"])
+    np.testing.assert_array_equal(result.motion, to_canonical(clip).motion)

@@ -116,7 +116,7 @@ def find_contacts(clip: Clip, mapping: Mapping[str, str | None] | None = None, *
     points = positions[:, np.array(feet)]
     up = up_axis(positions[:, top] - positions[:, index["hips"]])
     leg = leg_length(positions, [[index[f"{j}_{s}"] for j in LEG_JOINTS] for s in SIDES])
-    floor = floor_height(_sole_points(clip, pose, [f[0] for f in feet]), up)
+    floor = floor_height(sole_points(clip, pose, [f[0] for f in feet]), up)
     takes = tuple(clip.take_starts())
     touching = touching_floor(points, up, leg, clip.frame_time, low=low, slow=slow, shortest=shortest,
                               take_starts=takes)
@@ -142,7 +142,7 @@ def leg_length(positions: FloatArray, legs: list[list[int]]) -> float:
     return total / len(legs)
 
 
-def _sole_points(clip: Clip, pose: Pose, feet: list[int]) -> FloatArray:
+def sole_points(clip: Clip, pose: Pose, feet: list[int]) -> FloatArray:
     """World positions ``(F, n, 3)`` of every joint and end site from the ankles down."""
     skeleton = clip.skeleton
     below = set(feet)

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from .contacts import Contacts
-from .kinematics import Pose, end_site_positions, forward_kinematics, place_translation, translation_channels
+from .contacts import Contacts, find_contacts, floor_height, leg_length, sole_points
+from .kinematics import Pose, forward_kinematics, place_translation, translation_channels
 from .model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, encode_joint
 from .rotations import FloatArray
 
@@ -217,8 +217,6 @@ class Planting:
 def standing(figure: Clip | Skeleton, mapping: Mapping[str, str | None], up: FloatArray) -> Standing:
     """How ``figure`` stands: a clip of two frames or more by its own captures (its contacts' floor and
     planted ankle height), else its first frame or rest pose standing on its lowest foot point."""
-    from .contacts import find_contacts, floor_height, leg_length
-
     if isinstance(figure, Clip) and figure.frame_count > 1:
         contacts = find_contacts(figure, mapping)
         height = contacts.planted_height()
@@ -230,9 +228,7 @@ def standing(figure: Clip | Skeleton, mapping: Mapping[str, str | None], up: Flo
     index = {c: skeleton.index(n) for n, c in mapping.items() if c is not None}
     pose = forward_kinematics(clip)
     feet = [index[f"foot_{side}"] for side in "lr"]
-    below = _subtree(skeleton.parents, feet)
-    sites = [s for j, s in enumerate(end_site_positions(clip, pose)) if j in below]
-    floor = floor_height(np.concatenate([pose.positions[:, sorted(below)], *sites], axis=1), up)
+    floor = floor_height(sole_points(clip, pose, feet), up)
     legs = [[index[f"{j}_{side}"] for j in ("upper_leg", "lower_leg", "foot")] for side in "lr"]
     ankle = float(np.mean(pose.positions[0, feet] @ up)) - floor
     return Standing(up, floor, ankle, leg_length(pose.positions, legs))
@@ -244,14 +240,6 @@ def _at_rest(skeleton: Skeleton) -> Skeleton:
     rest.position_replaces_offset[:] = False
     rest.channels = [() for _ in skeleton.names]
     return rest
-
-
-def _subtree(parents: list[int], roots: list[int]) -> set[int]:
-    below = set(roots)
-    for joint, parent in enumerate(parents):
-        if parent in below:
-            below.add(joint)
-    return below
 
 
 def plant_feet(result: Clip, target_mapping: Mapping[str, str | None], contacts: Contacts, stand: Standing,
@@ -266,9 +254,10 @@ def plant_feet(result: Clip, target_mapping: Mapping[str, str | None], contacts:
     :func:`two_bone_ik` towards :func:`pinned_ankles` (guided by the source's
     feet, ``to_target`` turning and scaling the source's world into the
     target's; held ankles at the target's planted height, lifted as the
-    source's lift), the foot keeping its world rotation.  ``knee_axes``: ``upper_leg_l`` / ``_r`` -> the knee's
-    flexion axis in the thigh's own frame; ``fewer_channels(joint, frame_rotations)``
-    gives what a joint of fewer than three angles holds for wanted frame rotations.
+    source's lift), the foot keeping its world rotation.  ``knee_axes``:
+    ``upper_leg_l`` / ``_r`` -> the knee's flexion axis in the thigh's own
+    frame; ``fewer_channels(joint, frame_rotations)`` gives what a joint of
+    fewer than three angles holds for wanted frame rotations.
     """
     skeleton = result.skeleton
     index = {c: skeleton.index(n) for n, c in target_mapping.items() if c is not None}

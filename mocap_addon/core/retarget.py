@@ -167,7 +167,14 @@ def _planted(clip: Clip, result: Clip, source: Figure, target: Figure, standing_
                  for side in "lr"}
     bone = _bone_vectors(target)
     layouts = target.skeleton.channels
-    to_target = target.world.T @ source.world * (target.leg / source.leg if root == "scale" else 1.0)
+    turn = target.world.T @ source.world
+    if (turn @ contacts.up) @ stand.up < np.cos(np.radians(45)):
+        result.metadata.setdefault("warnings", []).append(
+            "feet left free: the source's motion stands along another axis than its rest's up "
+            f"({_axis_name(contacts.up)} in its own axes), so the target's floor is not under it")
+        result.metadata["feet"] = {"mode": "free"}
+        return result
+    to_target = turn * (target.leg / source.leg if root == "scale" else 1.0)
     out, planting = plant_feet(result, target_mapping, contacts, stand, to_target, knee_axes,
                                lambda joint, frame: _held(layouts[joint], frame, bone.get(joint)))
     out.metadata["feet"] = {"mode": "planted", "floor_shift": planting.floor_shift,
@@ -176,6 +183,12 @@ def _planted(clip: Clip, result: Clip, source: Figure, target: Figure, standing_
     if planting.missed_frames:
         out.metadata.setdefault("warnings", []).append(planting.summary())
     return out
+
+
+def _axis_name(axis: FloatArray) -> str:
+    """``+Y``, ``-Z``... for a signed coordinate axis."""
+    index = int(np.argmax(np.abs(axis)))
+    return ("+" if axis[index] > 0 else "-") + "XYZ"[index]
 
 
 def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
