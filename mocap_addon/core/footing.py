@@ -28,6 +28,7 @@ from .model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, enco
 from .rotations import FloatArray
 
 EASE = 0.15  # seconds over which a hold fades in before its contact and out after it
+SOFTNESS = 0.02  # of the leg's length: how near straight a held leg is eased (see two_bone_ik)
 MISSED = 1e-3  # leg lengths: an ankle held farther than this from where it should be has missed
 
 
@@ -106,20 +107,23 @@ def _smooth_fall(t: FloatArray) -> FloatArray:
 
 
 def two_bone_ik(hip: FloatArray, knee: FloatArray, ankle: FloatArray, target: FloatArray,
-                axis: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+                axis: FloatArray, softness: float = 0.0) -> tuple[FloatArray, FloatArray, FloatArray]:
     """World turns ``(F, 3, 3)`` of the thigh (about the hip) and of the shin (about the knee, applied
     before the thigh's) that bring ``ankle`` to ``target``, and the distance still missing ``(F,)``.
 
     Positions are ``(F, 3)``; ``axis`` ``(F, 3)`` is the knee's hinge axis in
     the world (flexion positive).  The shin turns about it only, by the bend
     that makes the hip-to-ankle distance right (the smaller of the two), then
-    the whole leg swings about the hip onto the target.  New thigh world
+    the whole leg swings about the hip onto the target.  ``softness`` (a
+    fraction of the leg's length): reaches within that of the straight leg are
+    eased so the leg straightens smoothly instead of snapping from bent to
+    straight (the ankle falls short by at most that much).  New thigh world
     rotation: ``thigh_turn @ R_thigh``; new shin: ``thigh_turn @ shin_turn @ R_shin``.
     """
     thigh, shin = knee - hip, ankle - knee
     upper, lower = np.linalg.norm(thigh, axis=-1), np.linalg.norm(shin, axis=-1)
     reach = np.linalg.norm(target - hip, axis=-1)
-    wanted = np.clip(reach, np.abs(upper - lower), upper + lower)
+    wanted = np.clip(_softened(reach, upper + lower, softness * (upper + lower)), np.abs(upper - lower), upper + lower)
     cosine = (wanted ** 2 - upper ** 2 - lower ** 2) / np.maximum(2 * upper * lower, 1e-300)
     axis = unit(axis)
     bend = _turn_to_reach(axis, unit(shin), unit(thigh), cosine)
@@ -127,6 +131,13 @@ def two_bone_ik(hip: FloatArray, knee: FloatArray, ankle: FloatArray, target: Fl
     moved_ankle = knee + (shin_turn @ shin[..., None])[..., 0]
     thigh_turn = _rotations_between(moved_ankle - hip, target - hip)
     return thigh_turn, shin_turn, np.abs(reach - wanted)
+
+
+def _softened(reach: FloatArray, longest: FloatArray, soft: FloatArray) -> FloatArray:
+    """``reach`` unchanged up to ``longest - soft``, beyond it approaching ``longest`` exponentially."""
+    start = longest - soft
+    beyond = np.maximum(reach - start, 0.0) / np.where(soft > 0, soft, 1.0)
+    return np.where((reach > start) & (soft > 0), start + soft * (1.0 - np.exp(-beyond)), reach)
 
 
 def _turn_to_reach(axis: FloatArray, start: FloatArray, toward: FloatArray, cosine: FloatArray) -> FloatArray:
@@ -290,7 +301,7 @@ def plant_feet(result: Clip, target_mapping: Mapping[str, str | None], contacts:
         axis = rotations[:, thigh] @ knee_axes[f"upper_leg_{side}"]
         thigh_turn, shin_turn, miss = two_bone_ik(
             pose.positions[:, thigh] + lifted, pose.positions[:, shin] + lifted, ankles[:, side_index] + lifted,
-            targets[:, side_index], axis)
+            targets[:, side_index], axis, SOFTNESS)
         missed += int(np.count_nonzero(miss[active] > MISSED * stand.leg))
         worst = max(worst, float(miss[active].max()) / stand.leg)
         # Joints between the thigh and the shin turn with the thigh, those between the shin and the foot
