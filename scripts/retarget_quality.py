@@ -12,7 +12,7 @@ Prints Markdown tables (the README's figures come from here):
 * with ``--plot FOLDER`` (matplotlib), a side view of each retarget's legs and
   feet over time, free above planted.  Not a test.
 
-    python scripts/retarget_quality.py [--corpus ../shared/corpus] [--plot /tmp/feet]
+    python scripts/retarget_quality.py [--corpus ../shared/corpus] [--plot /tmp/feet] [--walk other.bvh ...]
 """
 
 from __future__ import annotations
@@ -67,14 +67,14 @@ def canonical_table(corpus: Path) -> None:
         print(f"| {path.name} | " + " | ".join(cells) + " |", flush=True)
 
 
-def feet_table(corpus: Path, plots: Path | None) -> None:
+def feet_table(corpus: Path, plots: Path | None, walks: list[str]) -> None:
     print("\n| rig | walk | slide source | free | planted | planted / source | planted height rig | free | "
           "planted | knee step source | planted | missed frames |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for rig_name in RIGS:
         rig = load(corpus / rig_name)
         own = find_contacts(rig)
-        for walk_name in [w for w in WALKS if w != rig_name]:
+        for walk_name in [w for w in walks if w != rig_name]:
             source = load(corpus / walk_name)
             contacts = find_contacts(source)
             results = {mode: retarget(source, rig, feet=mode) for mode in ("free", "planted")}
@@ -123,9 +123,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
     parser.add_argument("--plot", type=Path, help="a folder for side views (needs matplotlib)")
+    parser.add_argument("--walk", action="append", default=[], help="another walk (a path) to retarget onto the rigs")
     args = parser.parse_args()
     canonical_table(args.corpus)
-    feet_table(args.corpus, args.plot)
+    feet_table(args.corpus, args.plot, WALKS + [str(Path(w).resolve()) for w in args.walk])
 
 
 if __name__ == "__main__":
