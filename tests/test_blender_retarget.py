@@ -228,3 +228,25 @@ def test_planted_feet_stand_on_the_rigs_floor(addon):
     on_rig = replace(contacts, points=points, up=np.array([0.0, 0.0, 1.0]), leg=leg,
                      touching=contacts.touching & down[..., None])
     assert on_rig.slide() <= 1.1 * contacts.slide() + 0.0005
+
+
+def test_knees_and_elbows_bend_about_the_rigs_own_axes(addon):
+    """Bandai's walk (every bone along its parent's +X at rest) through the operator onto Xia's imported
+    walk (a rig with an action: its captures): the rig's knees and elbows bend about the axes of its own
+    bones they bend about in its captures (within 3 degrees with the feet planted)."""
+    from mocap_addon.blender.motion import armature_clip
+    from mocap_addon.core.anatomy import angle_between, hinge_axes
+    from tests.conftest import CORPUS
+
+    walk, rig = CORPUS / "bvh" / "bandai_dataset-1_walk_normal_001.bvh", CORPUS / "bvh" / "ganim_Xia_normal.bvh"
+    if not (walk.is_file() and rig.is_file()):
+        pytest.skip("../shared/corpus is absent")
+    bpy = addon
+    bpy.ops.import_anim.mocap_bvh(filepath=str(walk))
+    source = bpy.context.object
+    bpy.ops.import_anim.mocap_bvh(filepath=str(rig))
+    target = bpy.context.object
+    own = hinge_axes(armature_clip(target))
+    assert bpy.ops.mocap.retarget(source=source.name, target=target.name) == {"FINISHED"}
+    for hinge, axis in hinge_axes(armature_clip(target)).items():
+        assert angle_between(axis, own[hinge]) < 3.0, hinge

@@ -12,6 +12,10 @@ number of legs at once), so retargeting, blending and the motion graph share it:
   to its target with the knee bending only about its own hinge axis (closed
   form, bone lengths kept); where the target is out of reach the leg
   straightens towards it and the miss is returned.
+
+On clips: :func:`standing` (a figure's floor and planted ankle height, from its
+captures or its rest) and :func:`plant_feet` (a retarget stood on the target's
+floor, its legs solved during the source's contacts), which ``retarget`` uses.
 """
 
 from __future__ import annotations

@@ -30,8 +30,10 @@ import numpy as np
 
 from . import body as bodies
 from .anatomy import twist_axes
+from .contacts import find_contacts
 from .footing import angles_to_reach as _angles_to_reach
 from .footing import dot as _dot
+from .footing import plant_feet, standing
 from .footing import rotations_about as _rotations_about
 from .footing import unit as _unit
 from .kinematics import SparsePose, place_translation, translation_channels
@@ -155,18 +157,10 @@ def retarget(clip: Clip, target: Skeleton | Clip, *, mapping: Mapping[str, str |
 def _planted(clip: Clip, result: Clip, source: Figure, target: Figure, standing_on: Clip | Skeleton,
              root: str) -> Clip:
     """``result`` on the target's floor with its feet held during the source's contacts (see :func:`retarget`)."""
-    from .contacts import find_contacts
-    from .footing import plant_feet, standing
-
     source_mapping = {clip.skeleton.names[j]: c for c, j in source.canonical.items()}
     target_mapping = {target.skeleton.names[j]: c for c, j in target.canonical.items()}
     contacts = find_contacts(clip, source_mapping)
     stand = standing(standing_on, target_mapping, target.world.T @ np.array([0.0, 1.0, 0.0]))
-    left = target.body.T @ np.array([1.0, 0.0, 0.0])  # the knees' flexion axis in the reference pose
-    knee_axes = {f"upper_leg_{side}": target.reference[target.canonical[f"upper_leg_{side}"]].T @ left
-                 for side in "lr"}
-    bone = _bone_vectors(target)
-    layouts = target.skeleton.channels
     turn = target.world.T @ source.world
     if (turn @ contacts.up) @ stand.up < np.cos(np.radians(45)):
         result.metadata.setdefault("warnings", []).append(
@@ -174,6 +168,11 @@ def _planted(clip: Clip, result: Clip, source: Figure, target: Figure, standing_
             f"({_axis_name(contacts.up)} in its own axes), so the target's floor is not under it")
         result.metadata["feet"] = {"mode": "free"}
         return result
+    left = target.body.T @ np.array([1.0, 0.0, 0.0])  # the knees' flexion axis in the reference pose
+    knee_axes = {f"upper_leg_{side}": target.reference[target.canonical[f"upper_leg_{side}"]].T @ left
+                 for side in "lr"}
+    bone = _bone_vectors(target)
+    layouts = target.skeleton.channels
     to_target = turn * (target.leg / source.leg if root == "scale" else 1.0)
     out, planting = plant_feet(result, target_mapping, contacts, stand, to_target, knee_axes,
                                lambda joint, frame: _held(layouts[joint], frame, bone.get(joint)))
@@ -636,10 +635,11 @@ def _best(miss: FloatArray, distance: FloatArray, candidates: FloatArray) -> Flo
     The smallest ``miss + TURN_COST * distance`` (both growing linearly with an
     angle): a hinge reaches exactly unless that takes a turn far larger than
     the miss (a limb almost straight and bent sideways, where exact solutions
-    spin the bone from frame to frame), and never misses by ``LARGEST_MISS`` more.  Where that choice jumps between
-    frames, the candidate nearest the previous frame's is kept instead while
-    it costs at most ``JUMP_SLACK`` more (two mirror solutions of a two-axis
-    joint trading places): solutions continuous in time.
+    spin the bone from frame to frame), and never misses by ``LARGEST_MISS``
+    more than the best.  Where that choice jumps between frames, the
+    candidate nearest the previous frame's is kept instead while it costs at
+    most ``JUMP_SLACK`` more (two mirror solutions of a two-axis joint trading
+    places): solutions continuous in time.
     """
     cost = miss + TURN_COST * distance + np.where(miss > miss.min(axis=0) + LARGEST_MISS, np.inf, 0.0)
     choice = np.argmin(cost + 1e-9 * (miss > miss.min(axis=0) + 1e-9), axis=0)
