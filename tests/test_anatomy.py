@@ -110,3 +110,17 @@ def test_one_axis_hinge_targets_do_not_pop(source_path):
 
 def test_humanoid_list_is_the_retarget_tests():
     assert HUMANOID == [] or any(p.name == "ganim_Xia_normal.bvh" for p in HUMANOID)
+
+
+@pytest.mark.parametrize("source_path", corpus(*[w for w in RIGS if "walk" in w or "Xia" in w]))
+def test_walks_bend_one_axis_asf_knees_forward(source_path):
+    """Onto Vicon's ASF (one-channel knees): walks from any source bend the knees positively, as Vicon's
+    own captures do (0 to 75 degrees), at most a few degrees past straight where the source's knee is."""
+    vicon = CORPUS / "asf_amc" / "vicon_male.walk-speed 4.AMC"
+    if not vicon.is_file():
+        pytest.skip("no corpus")
+    result = retarget(load(source_path), load(vicon))
+    starts = result.skeleton.channel_starts()
+    for knee in ("ltibia", "rtibia"):
+        angles = result.motion[:, int(starts[result.skeleton.index(knee)])]
+        assert angles.min() > -10.0 and np.median(angles) > 5.0 and angles.max() > 30.0, (knee, angles.min())

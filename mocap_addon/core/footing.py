@@ -117,7 +117,8 @@ def two_bone_ik(hip: FloatArray, knee: FloatArray, ankle: FloatArray, target: Fl
 
     Positions are ``(F, 3)``; ``axis`` ``(F, 3)`` is the knee's hinge axis in
     the world (flexion positive).  The shin turns about it only, by the bend
-    that makes the hip-to-ankle distance right (the smaller of the two), then
+    that makes the hip-to-ankle distance right (of the two, the one that
+    leaves the knee bent forward, else the smaller), then
     the whole leg swings about the hip onto the target.  ``softness`` (a
     fraction of the leg's length): reaches within that of the straight leg are
     eased so the leg straightens smoothly instead of snapping from bent to
@@ -130,7 +131,7 @@ def two_bone_ik(hip: FloatArray, knee: FloatArray, ankle: FloatArray, target: Fl
     wanted = np.clip(_softened(reach, upper + lower, softness * (upper + lower)), np.abs(upper - lower), upper + lower)
     cosine = (wanted ** 2 - upper ** 2 - lower ** 2) / np.maximum(2 * upper * lower, 1e-300)
     axis = unit(axis)
-    bend = _turn_to_reach(axis, unit(shin), unit(thigh), cosine)
+    bend = _forward_bend(axis, unit(thigh), unit(shin), cosine)
     shin_turn = rotations_about(axis, bend)
     moved_ankle = knee + (shin_turn @ shin[..., None])[..., 0]
     thigh_turn = _rotations_between(moved_ankle - hip, target - hip)
@@ -144,12 +145,17 @@ def _softened(reach: FloatArray, longest: FloatArray, soft: FloatArray) -> Float
     return np.where((reach > start) & (soft > 0), start + soft * (1.0 - np.exp(-beyond)), reach)
 
 
-def _turn_to_reach(axis: FloatArray, start: FloatArray, toward: FloatArray, cosine: FloatArray) -> FloatArray:
-    """The smallest angle about unit ``axis`` turning unit ``start`` until its dot product with unit
-    ``toward`` is ``cosine`` (or as near as it comes)."""
-    one, other, _ = angles_to_reach(axis, start, toward, cosine)
+def _forward_bend(axis: FloatArray, thigh: FloatArray, shin: FloatArray, cosine: FloatArray) -> FloatArray:
+    """The turn about unit ``axis`` of the unit ``shin`` until its dot product with the unit ``thigh`` is
+    ``cosine`` (or as near as it comes): of the two, the one leaving the knee flexed forward (positive about
+    ``axis``), the smaller where both or neither do."""
+    one, other, _ = angles_to_reach(axis, shin, thigh, cosine)
     turns = np.stack([_wrap(one), _wrap(other)])
-    return turns[np.argmin(np.abs(turns), axis=0), np.arange(turns.shape[1])]
+    flexion = np.stack([dot(axis, np.cross(thigh, (rotations_about(axis, turn) @ shin[..., None])[..., 0]))
+                        for turn in turns])
+    forward = flexion > -1e-9
+    preferred = np.where(forward[0] == forward[1], np.argmin(np.abs(turns), axis=0), np.argmax(forward, axis=0))
+    return turns[preferred, np.arange(turns.shape[1])]
 
 
 def angles_to_reach(axis: FloatArray, start: FloatArray, toward: FloatArray,
