@@ -55,7 +55,7 @@ def _up_in_hips(clip: Clip) -> np.ndarray:
 @pytest.mark.parametrize("target_path", corpus(*RIGS))
 def test_retargeted_knees_elbows_and_head_sit_as_in_the_targets_own_captures(target_path):
     """Onto every rig: hinge axes in the rig's own bone frames as in its captures (to 0.01 degrees with free
-    feet, 3 planted), the head turned on the hips about the spine as in its captures (within 20 degrees:
+    feet, 5 planted), the head turned on the hips about the spine as in its captures (within 20 degrees:
     the captures differ)."""
     target = load(target_path)
     own_hinges, own_head = hinge_axes(target), turn_between(target, "hips", "head")
@@ -65,7 +65,7 @@ def test_retargeted_knees_elbows_and_head_sit_as_in_the_targets_own_captures(tar
             continue
         source = load(source_path)
         part = Clip(source.skeleton, source.motion[:600], source.frame_time)
-        for feet, within in (("free", 0.01), ("planted", 3.0)):  # planted: the leg IK adds a little
+        for feet, within in (("free", 0.01), ("planted", 5.0)):  # planted: the leg IK adds a little
             result = retarget(part, target, feet=feet)
             for hinge, axis in hinge_axes(result).items():
                 if axis is not None and own_hinges[hinge] is not None:

@@ -32,6 +32,7 @@ from .model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, enco
 from .rotations import FloatArray
 
 EASE = 0.15  # seconds over which a hold fades in before its contact and out after it
+BENT_PLANE = (5.0, 15.0)  # degrees of knee bend over which its axis turns from the anatomical one to its plane's
 SOFTNESS = 0.02  # of the leg's length: how near straight a held leg is eased (see two_bone_ik)
 MISSED = 1e-3  # leg lengths: an ankle held farther than this from where it should be has missed
 
@@ -120,15 +121,18 @@ def two_bone_ik(hip: FloatArray, knee: FloatArray, ankle: FloatArray, target: Fl
     that makes the hip-to-ankle distance right (of the two, the one that
     leaves the knee bent forward, else the smaller), then
     the whole leg swings about the hip onto the target.  ``softness`` (a
-    fraction of the leg's length): reaches within that of the straight leg are
-    eased so the leg straightens smoothly instead of snapping from bent to
-    straight (the ankle falls short by at most that much).  New thigh world
+    fraction of the leg's length): reaches within that of the straight leg and
+    beyond what the leg already spans are eased so it straightens smoothly
+    instead of snapping from bent to straight (the ankle falls short by at
+    most that much).  New thigh world
     rotation: ``thigh_turn @ R_thigh``; new shin: ``thigh_turn @ shin_turn @ R_shin``.
     """
     thigh, shin = knee - hip, ankle - knee
     upper, lower = np.linalg.norm(thigh, axis=-1), np.linalg.norm(shin, axis=-1)
     reach = np.linalg.norm(target - hip, axis=-1)
-    wanted = np.clip(_softened(reach, upper + lower, softness * (upper + lower)), np.abs(upper - lower), upper + lower)
+    longest = upper + lower
+    start = np.clip(np.maximum(longest * (1.0 - softness), np.linalg.norm(ankle - hip, axis=-1)), None, longest)
+    wanted = np.clip(_softened(reach, longest, longest - start), np.abs(upper - lower), longest)
     cosine = (wanted ** 2 - upper ** 2 - lower ** 2) / np.maximum(2 * upper * lower, 1e-300)
     axis = unit(axis)
     bend = _forward_bend(axis, unit(thigh), unit(shin), cosine)
@@ -308,7 +312,7 @@ def plant_feet(result: Clip, target_mapping: Mapping[str, str | None], contacts:
         active = weights[:, side_index] > 0
         if not active.any():
             continue
-        axis = rotations[:, thigh] @ knee_axes[f"upper_leg_{side}"]
+        axis = _knee_axis(pose.positions[:, [thigh, shin, foot]], rotations[:, thigh] @ knee_axes[f"upper_leg_{side}"])
         thigh_turn, shin_turn, miss = two_bone_ik(
             pose.positions[:, thigh] + lifted, pose.positions[:, shin] + lifted, ankles[:, side_index] + lifted,
             targets[:, side_index], axis, SOFTNESS)
@@ -321,6 +325,19 @@ def plant_feet(result: Clip, target_mapping: Mapping[str, str | None], contacts:
         changed[foot] = _transposed(thigh_turn @ shin_turn @ rotations[:, parents[foot]]) @ rotations[:, foot]
     _set_local_rotations(out, changed, fewer_channels)
     return out, Planting(shift, (int(down[:, 0].sum()), int(down[:, 1].sum())), missed, worst)
+
+
+def _knee_axis(leg: FloatArray, anatomical: FloatArray) -> FloatArray:
+    """The axis ``(F, 3)`` a knee bends about in a leg ``(F, 3, 3)`` (hip, knee, ankle): the plane of thigh
+    and shin where bent over ``BENT_PLANE[1]`` degrees (oriented as the ``anatomical`` axis), the anatomical
+    axis where bent under ``BENT_PLANE[0]``, turning smoothly from one to the other between."""
+    thigh, shin = unit(leg[:, 1] - leg[:, 0]), unit(leg[:, 2] - leg[:, 1])
+    plane = np.cross(thigh, shin)
+    bend = np.degrees(np.arctan2(np.linalg.norm(plane, axis=-1), dot(thigh, shin)))
+    plane *= np.where(dot(plane, anatomical) < 0, -1.0, 1.0)[:, None]
+    low, high = BENT_PLANE
+    share = 1.0 - _smooth_fall((bend - low) / (high - low))
+    return unit(share[:, None] * unit(plane) + (1.0 - share)[:, None] * unit(anatomical))
 
 
 def _transposed(rotations: FloatArray) -> FloatArray:
