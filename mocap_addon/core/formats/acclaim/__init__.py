@@ -22,11 +22,18 @@ Reading: :mod:`.asf` and :mod:`.amc` parse the two files' text, :mod:`.read`
 makes the clip.  Writing: :mod:`.write` plans the bones and writes both files.
 """
 
+from ..fileformat import FileFormat
 from .amc import parse_amc
 from .asf import DOF_TOKENS, AsfSkeleton, Bone, applied_order, file_layout, parse_asf
 from .read import LENGTH_READINGS, find_skeleton, read_amc, read_asf
-from .write import acclaim_form, format_amc, format_asf, length_unit, write_amc
+from .write import acclaim_form, format_amc, format_asf, length_unit, unit_note, write_amc
 
-__all__ = ["DOF_TOKENS", "LENGTH_READINGS", "AsfSkeleton", "Bone", "acclaim_form", "applied_order", "file_layout",
-           "find_skeleton", "format_amc", "format_asf", "length_unit", "parse_amc", "parse_asf", "read_amc",
-           "read_asf", "write_amc"]
+__all__ = ["DOF_TOKENS", "FORMAT", "LENGTH_READINGS", "AsfSkeleton", "Bone", "acclaim_form", "applied_order",
+           "file_layout", "find_skeleton", "format_amc", "format_asf", "length_unit", "parse_amc", "parse_asf",
+           "read_amc", "read_asf", "unit_note", "write_amc"]
+
+# The .amc files are the takes; each reads with its .asf, found beside it unless given as ``skeleton``.
+FORMAT = FileFormat("amc", "ASF/AMC", __name__, readers={".amc": "read_amc", ".asf": "read_asf"}, writer="write_amc",
+                    signatures={".asf": (":VERSION", ":NAME"), ".amc": (":FULLY-SPECIFIED", ":DEGREES", ":RADIANS")},
+                    unit_note="unit_note", up_axis_known=True, skeleton_extension=".asf",
+                    find_skeleton="find_skeleton")

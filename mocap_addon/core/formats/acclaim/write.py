@@ -190,6 +190,11 @@ def _number_text(values: np.ndarray, precision: int) -> str:
     return " ".join(number_text(v, precision) for v in values)
 
 
+def unit_note(clip: Clip) -> str | None:
+    """The ASF states the clip's unit (:func:`length_unit`); a clip that states none is written in metres."""
+    return "no unit known: ASF written with one unit = 1 m" if clip.unit_in_metres is None else None
+
+
 def length_unit(clip: Clip) -> float:
     """The ASF ``:units length`` that states the clip's unit as this module reads it (one unit is
     1/length inch); a clip that states no unit is taken as metres, as Blender takes it."""
