@@ -346,5 +346,5 @@ def test_a_walk_written_either_way_is_read_back_the_way_it_was_written(seed, rea
     info = back.metadata["htr"]
     assert info["translation"] == reading and info["translation_chosen_by"] == "evidence"
     slides = info["translation_slide"]
-    assert slides[reading] < 0.2 * max(slides.values())
+    assert slides[reading] < 0.5 * max(slides.values())  # the wrong reading slides at least twice as much
     assert relative_error(world_positions(clip), world_positions(back)) < 1e-6
