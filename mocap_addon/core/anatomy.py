@@ -23,7 +23,7 @@ from .naming import map_skeleton
 from .rotations import FloatArray
 
 BENT = 10.0  # degrees: a hinge bent less than this tells nothing of its axis
-SAMPLES = 256  # frames read at most
+SAMPLES = 128  # frames read at most
 
 
 @dataclass
