@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
 import bpy
 import numpy as np
 
-from ...core import Clip, Skeleton
+from ...core import Clip, Pose, Skeleton
 from ...core.kinematics import rest_pose
-from ...core.model import encode_joint
-from ...core.rotations import sandwich
+from ...core.model import SCALE_CHANNEL
+from ...core.rotations import quaternion_continuity
 from ...core.units import scale_lengths
 from ..animation import curves_by_path, has_keys, read_bone
 from ..armature import rest_matrices
-from ..rig_math import BoneFrames, RestRig, bone_to_joint
+from ..rig_math import BoneFrames, RestRig, basis_to_local
 from ..storage import PROPERTY, skeleton_from_json
 from .importer import UNIT_PRESETS, scene_fps
 
@@ -85,14 +84,22 @@ class ArmatureReading:
     native: float  # the skeleton's own lengths per Blender length
     scale: float  # Blender lengths per written unit
     frame_time: float
-    clip_fields: dict[str, Any]  # start_frame, unit_in_metres, up_axis, metadata of the clip it makes
+    clip_fields: dict[str, Any]  # start_frame, unit_in_metres, up_axis, metadata of the motion it makes
 
-    def joints(self) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
-        """Per joint: its index and its bone's ``matrix_basis`` rotations (unit quaternions ``(F, 4)``),
-        locations ``(F, 3)`` and uniform scales ``(F,)``, bone by bone (one joint's frames in memory
-        at a time); :attr:`bone_frames` and :attr:`native` turn them into the joint's."""
-        for joint, name in enumerate(self.skeleton.names):
-            yield (joint, *read_bone(self.obj.pose.bones[name], self.curves, self.frames))
+    def pose(self) -> Pose:
+        """The animation as local poses in the skeleton's own units, read bone by bone (one joint's
+        frames of keys in memory at a time): each bone's ``matrix_basis`` rotation and location turned
+        into its joint's by :attr:`bone_frames` (the exact inverse of how keys are written)."""
+        skeleton = self.skeleton
+        shape = (len(self.frames), skeleton.joint_count)
+        turns, moves, scales = np.empty(shape + (4,)), np.empty(shape + (3,)), np.empty(shape)
+        for joint, name in enumerate(skeleton.names):
+            rotation, location, scales[:, joint] = read_bone(self.obj.pose.bones[name], self.curves, self.frames)
+            turns[:, joint], moves[:, joint] = basis_to_local(self.bone_frames, joint, rotation, location,
+                                                              self.native)
+        scaled = any(SCALE_CHANNEL in layout for layout in skeleton.channels)
+        return Pose(skeleton, quaternion_continuity(turns), moves, scales if scaled else None, self.frame_time,
+                    **self.clip_fields)
 
 
 def read_armature(obj: bpy.types.Object, settings: ExportSettings,
@@ -147,17 +154,7 @@ def armature_bone_frames(obj: bpy.types.Object, skeleton: Skeleton, conversion: 
 def export_clip(obj: bpy.types.Object, settings: ExportSettings, action: bpy.types.Action | None = None) -> Clip:
     """The armature's animation (its own action unless one is given) as a clip, in the file's axes and units."""
     reading = read_armature(obj, settings, action)
-    skeleton = reading.skeleton
-    starts = skeleton.channel_starts()
-    motion = np.zeros((len(reading.frames), int(starts[-1])))
-    for joint, rotation, location, local_scale in reading.joints():
-        local_rotation, local_translation = bone_to_joint(reading.bone_frames, joint, rotation, location,
-                                                          reading.native)
-        frame_rotation, channel_translation = _channel_values(skeleton, joint, local_rotation, local_translation)
-        motion[:, starts[joint]: starts[joint + 1]] = encode_joint(
-            skeleton.channels[joint], frame_rotation, channel_translation, local_scale,
-            skeleton.length_directions[joint])
-    clip = Clip(skeleton, motion, reading.frame_time, **reading.clip_fields)
+    clip = reading.pose().to_clip()
     return clip if reading.native == reading.scale else scale_lengths(clip, reading.native / reading.scale)
 
 
@@ -192,12 +189,3 @@ def _renamed(value: Any, names: dict[str, str]) -> Any:
         return value
     by_joint = bool(value) and all(key in names for key in value)
     return {(names[key] if by_joint else key): _renamed(item, names) for key, item in value.items()}
-
-
-def _channel_values(skeleton: Skeleton, joint: int, rotation: np.ndarray,
-                    translation: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A joint's frame rotations and channel translations from its local transform (the model reversed)."""
-    rest = skeleton.rest_rotations[joint]
-    base = 0.0 if skeleton.position_replaces_offset[joint] else skeleton.offsets[joint]
-    moved = translation - base
-    return sandwich(rest.T, rotation, np.eye(3)), (moved @ rest if skeleton.translation_in_rest_frame[joint] else moved)

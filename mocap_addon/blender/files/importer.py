@@ -11,13 +11,12 @@ import bpy
 import numpy as np
 
 from ...core import Clip
-from ...core.model import MOVE_CHANNELS, SCALE_CHANNEL
 from ...core.reduce import EulerKeys, reduce_keys
 from ...core.timing import resample, split_takes
-from ..animation import euler_mode, write_action
+from ..animation import euler_mode
 from ..armature import build_armature, rest_matrices
 from ..compat import Channels, assign_action
-from ..rig_math import BoneFrames, RestRig, build_rest_rig, joint_basis
+from ..rig_math import BoneFrames, RestRig, build_rest_rig
 from ..storage import PROPERTY, skeleton_to_json
 from ..tools.mapping import detect_mapping
 
@@ -136,34 +135,27 @@ def import_clip(context: bpy.types.Context, clip: Clip, name: str, settings: Imp
         progress(0.4)
         skeleton = clip.skeleton
         bone_frames = BoneFrames.of(skeleton.parents, rig, settings.conversion)
-
-        moves = [any(c in MOVE_CHANNELS for c in layout) for layout in skeleton.channels]
-        orders = bone_frames.euler_orders(skeleton)
         takes = clip.take_starts()
         parts = split_takes(clip) if settings.split_takes and len(takes) > 1 else [clip]
         done = np.cumsum([0] + [part.frame_count for part in parts]) / max(clip.frame_count, 1)
         # Key reduction models the curves written: Euler angles of each bone's own basis, or quaternions.
-        euler = (EulerKeys([euler_mode(order)[::-1] for order in orders], bone_frames.left, bone_frames.to_bone)
-                 if settings.rotation_mode == "EULER" else None)
+        euler = (EulerKeys([euler_mode(order)[::-1] for order in bone_frames.euler_orders(skeleton)],
+                           bone_frames.left, bone_frames.to_bone) if settings.rotation_mode == "EULER" else None)
         reports: list[KeyReport] = []
 
         def keys(part: Clip, number: int, action_name: str) -> bpy.types.Action:
-            def poses() -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
-                for joint in range(skeleton.joint_count):
-                    share = done[number] + (done[number + 1] - done[number]) * joint / skeleton.joint_count
-                    progress(0.4 + 0.6 * share)
-                    rotation, location = joint_basis(part, bone_frames, joint, scale)
-                    yield rotation, location, part.channel_values(joint, SCALE_CHANNEL)
+            from ..motion import write_pose  # the motion bridge builds on this module
 
+            pose = part.pose()
             reduction = None
             if settings.reduce_tolerance is not None:
-                reduction = reduce_keys(part, settings.reduce_tolerance, euler, rig.tails @ settings.conversion / scale)
+                reduction = reduce_keys(pose, settings.reduce_tolerance, euler, rig.tails @ settings.conversion / scale)
             # A tolerance of 0 changes nothing, not even constant curves.
             keep = reduction.frames if reduction is not None and reduction.tolerance > 0 else None
-            frames = settings.frame_start + np.arange(part.frame_count, dtype=np.float64)
-            action = write_action(obj, action_name, skeleton.names, frames, settings.rotation_mode, orders, moves,
-                                  poses(), keep)
-            action["mocap_frame_time"] = part.frame_time
+            action = write_pose(obj, pose, name=action_name, frame_start=settings.frame_start,
+                                rotation_mode=settings.rotation_mode, keep=keep,
+                                progress=lambda share: progress(0.4 + 0.6 * (
+                                    done[number] + (done[number + 1] - done[number]) * share)))
             if reduction is not None:
                 written = sum(len(fcurve.keyframe_points) for fcurve in Channels(action, obj, create=False).all())
                 reports.append(KeyReport(reduction.keys_before, written, reduction.worst_error * scale,

@@ -27,8 +27,7 @@ from ..compat import assign_action
 from ..files.importer import nothing_left_behind
 
 if TYPE_CHECKING:
-    from ...core import Clip
-    from ...core.blend import Posed
+    from ...core import Pose
 
 MIX_PATH = "mocap_blend.mix"
 ALIGN_ITEMS = [("NONE", "Frame by Frame", "B's frame f + offset pairs with A's frame f (in time)"),
@@ -124,27 +123,24 @@ def _first_frame(obj: bpy.types.Object) -> int:
 class _Prepared:
     """What the core needs for a blend: A's motion, B's on A's skeleton, and the keyword options."""
 
-    a: Posed
-    b: Posed | Clip
+    a: Pose
+    b: Pose
     options: dict[str, Any]
 
 
 def _prepare(settings: Any) -> _Prepared:
-    """Read A and B as local poses (quaternion keys stay quaternions); B on another skeleton is read as a
-    clip and retargeted onto A's, and a mask preset goes onto A's joints, through the armatures'
-    stored bone mappings (hand edits included)."""
+    """Read A and B as local poses (quaternion keys stay quaternions); B on another skeleton is
+    retargeted onto A's, and a mask preset goes onto A's joints, through the armatures' stored bone
+    mappings (hand edits included)."""
     from ...core.blend import mask_presets, onto, preset_weights
-    from ..motion import armature_clip, armature_pose, armature_skeleton
+    from ...core.pose import as_pose
+    from ..motion import armature_pose
     from .mapping import armature_mapping
 
     a = armature_pose(settings.clip_a)
-    other = armature_skeleton(settings.clip_b)
     mapping_a = armature_mapping(settings.clip_a)
-    if other.same_joints(a.skeleton):
-        b: Posed | Clip = armature_pose(settings.clip_b)
-    else:
-        b = onto(a, armature_clip(settings.clip_b), mapping=armature_mapping(settings.clip_b),
-                 target_mapping=mapping_a)
+    b = as_pose(onto(a, armature_pose(settings.clip_b), mapping=armature_mapping(settings.clip_b),
+                     target_mapping=mapping_a))
     mask = None
     if settings.mask != "NONE":
         joints = mask_presets()[settings.mask.lower()]["joints"]
@@ -161,15 +157,15 @@ def bake(context: bpy.types.Context, settings: Any, result: bpy.types.Object | N
 
     The mix is the result's keyed profile where it has one.
     """
-    from ...core.blend import Posed, blend_pose
+    from ...core.blend import blend
+    from ...core.pose import as_pose
     from ..motion import write_pose
 
     prepared = _prepare(settings) if prepared is None else prepared
     a = prepared.a
     first = _first_frame(settings.clip_a)
     frames = first + np.arange(a.frame_count, dtype=np.float64)
-    mixed = Posed(a.skeleton, blend_pose(a, prepared.b, _mix_profile(result, frames, settings.mix),
-                                         **prepared.options), a.frame_time, a.up_axis)
+    mixed = as_pose(blend(a, prepared.b, _mix_profile(result, frames, settings.mix), **prepared.options))
     old = result.animation_data.action if result is not None and result.animation_data else None
     try:
         with nothing_left_behind():

@@ -1,7 +1,7 @@
 """Retarget panel: one armature's action onto any other rig, an armature onto the canonical skeleton,
 and reference poses for rigs whose automatic T-pose is wrong.
 
-Each operator reads the armatures as core clips (``blender.motion``) with their
+Each operator reads the armatures as core poses (``blender.motion``) with their
 stored bone mappings (the Bone Mapping panel's, detected when missing), calls
 one core function (``core.retarget``) and writes the result with
 ``foreach_set`` keys; core errors become reports, and a failure leaves the
@@ -70,7 +70,7 @@ class MOCAP_OT_retarget(bpy.types.Operator):
     def execute(self, context: bpy.types.Context) -> set[str]:
         from ...core.retarget import retarget
         from ..files.importer import nothing_left_behind
-        from ..motion import armature_clip, armature_skeleton, write_clip
+        from ..motion import armature_pose, armature_skeleton, write_pose
 
         started = time.perf_counter()
         source, target = bpy.data.objects.get(self.source), bpy.data.objects.get(self.target)
@@ -83,13 +83,12 @@ class MOCAP_OT_retarget(bpy.types.Operator):
             self.report({"ERROR"}, f"Retarget: {source.name} has no action")
             return {"CANCELLED"}
         try:
-            clip = armature_clip(source)
-            result = retarget(clip, armature_skeleton(target), mapping=armature_mapping(source),
+            result = retarget(armature_pose(source), armature_skeleton(target), mapping=armature_mapping(source),
                               target_mapping=armature_mapping(target), root=self.root,
                               source_reference=reference_rotations(source),
                               target_reference=reference_rotations(target))
             with nothing_left_behind():
-                action = write_clip(target, result, name=f"{source_action.name} on {target.name}")
+                action = write_pose(target, result, name=f"{source_action.name} on {target.name}")
         except ValueError as error:
             self.report({"ERROR"}, f"Retarget failed: {error}")
             return {"CANCELLED"}
@@ -117,15 +116,15 @@ class MOCAP_OT_to_canonical(bpy.types.Operator):
         from ...core.retarget import to_canonical
         from ..files.base import conversion_matrix
         from ..files.importer import ImportSettings, import_clip
-        from ..motion import DEFAULT_AXES, armature_clip
+        from ..motion import DEFAULT_AXES, armature_pose
 
         obj = context.active_object
         try:
-            clip = armature_clip(obj)
-            canonical = to_canonical(clip, method=self.method, lengths=self.lengths, mapping=armature_mapping(obj),
+            pose = armature_pose(obj)
+            canonical = to_canonical(pose, method=self.method, lengths=self.lengths, mapping=armature_mapping(obj),
                                      reference=reference_rotations(obj))
-            settings = ImportSettings(conversion_matrix(*DEFAULT_AXES), frame_start=clip.start_frame)
-            result = import_clip(context, canonical, f"{obj.name}_canonical", settings)
+            settings = ImportSettings(conversion_matrix(*DEFAULT_AXES), frame_start=pose.start_frame)
+            result = import_clip(context, canonical.to_clip(), f"{obj.name}_canonical", settings)
         except ValueError as error:
             self.report({"ERROR"}, f"Canonical conversion failed: {error}")
             return {"CANCELLED"}
