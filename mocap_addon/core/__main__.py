@@ -8,10 +8,10 @@ import sys
 from collections.abc import Sequence
 
 from .errors import MocapFormatError
-from .formats import format_of, load, save
+from .formats import format_of, load, save, unit_note
 from .model import Clip, rotation_order
 from .reduce import DEFAULT_TOLERANCE, reduce_keys
-from .units import UNITS_IN_METRES, unit_note
+from .units import UNITS_IN_METRES
 
 
 def describe(clip: Clip, path: str) -> str:
