@@ -36,6 +36,7 @@ from .model import rotation_order as order_of
 from .naming import CANONICAL_JOINTS, CANONICAL_PARENTS, map_skeleton
 from .pose import Motion, Pose, as_pose, like
 from .rotations import FloatArray, axis_matrices, euler_to_matrix
+from .vectors import dot, unit
 
 REQUIRED = ("hips", "upper_leg_l", "lower_leg_l", "foot_l", "upper_leg_r", "lower_leg_r", "foot_r")
 METHODS = ("rotations", "lengths")
@@ -553,24 +554,15 @@ def _rotations_about(axes: FloatArray, angles: FloatArray) -> FloatArray:
     return np.eye(3) + sin * skew + (1 - cos) * (skew @ skew)
 
 
-def _unit(vectors: FloatArray) -> FloatArray:
-    lengths = np.linalg.norm(vectors, axis=-1, keepdims=True)
-    return vectors / np.where(lengths > 0, lengths, 1.0)
-
-
-def _dot(a: FloatArray, b: FloatArray) -> FloatArray:
-    return np.einsum("...i,...i->...", a, b)
-
-
 def _angles_to_reach(axis: FloatArray, start: FloatArray, toward: FloatArray,
                      cosine: FloatArray | float) -> tuple[FloatArray, FloatArray, FloatArray]:
     """The two angles turning ``start`` about unit ``axis`` until its dot product with ``toward`` is
     ``cosine`` (per frame), and whether that is reachable (else both are the nearest angle)."""
-    along = _dot(axis, start)
-    p = _dot(start, toward) - along * _dot(axis, toward)
-    q = _dot(np.cross(axis, start), toward)
+    along = dot(axis, start)
+    p = dot(start, toward) - along * dot(axis, toward)
+    q = dot(np.cross(axis, start), toward)
     radius = np.hypot(p, q)
-    ratio = (cosine - along * _dot(axis, toward)) / np.where(radius > 0, radius, 1.0)
+    ratio = (cosine - along * dot(axis, toward)) / np.where(radius > 0, radius, 1.0)
     reachable = np.abs(ratio) <= 1.0
     spread = np.arccos(np.clip(ratio, -1.0, 1.0))
     middle = np.arctan2(q, p)
@@ -579,9 +571,9 @@ def _angles_to_reach(axis: FloatArray, start: FloatArray, toward: FloatArray,
 
 def _angle_about(axis: FloatArray, start: FloatArray, toward: FloatArray) -> FloatArray:
     """The angle about unit ``axis`` that turns ``start`` nearest to ``toward`` (per frame)."""
-    start = start - _dot(start, axis)[..., None] * axis
-    toward = toward - _dot(toward, axis)[..., None] * axis
-    return np.arctan2(_dot(axis, np.cross(start, toward)), _dot(start, toward))
+    start = start - dot(start, axis)[..., None] * axis
+    toward = toward - dot(toward, axis)[..., None] * axis
+    return np.arctan2(dot(axis, np.cross(start, toward)), dot(start, toward))
 
 
 def _held(layout: tuple[str, ...], local: FloatArray, bone: FloatArray | None) -> FloatArray:
@@ -610,7 +602,7 @@ def _held(layout: tuple[str, ...], local: FloatArray, bone: FloatArray | None) -
             first, second = axes
             spun = np.broadcast_to(direction, (frames, 3))
             for inner in _angles_to_reach(np.broadcast_to(second, (frames, 3)), spun,
-                                          np.broadcast_to(first, (frames, 3)), _dot(goal, first))[:2]:
+                                          np.broadcast_to(first, (frames, 3)), dot(goal, first))[:2]:
                 inner_turn = axis_matrices(order[1], inner)
                 outer = _angle_about(np.broadcast_to(first, (frames, 3)), inner_turn @ direction, goal)
                 candidates.append(axis_matrices(order[0], outer) @ inner_turn)
@@ -642,17 +634,17 @@ def _twist_for_hinge(parent_world: FloatArray, skeleton: Skeleton, target: Figur
     if not np.linalg.norm(offset) > 0:
         return parent_world
     hinge_axis = np.eye(3)["XYZ".index(order_of(skeleton.channels[hinge]))]
-    spin_axis = _unit(parent_world @ offset)
+    spin_axis = unit(parent_world @ offset)
     current = parent_world @ (skeleton.rest_rotations[hinge] @ hinge_axis)
     wanted_axis = hinge_wanted @ hinge_axis
-    goal = _unit(hinge_wanted @ hinge_bone)
+    goal = unit(hinge_wanted @ hinge_bone)
     keep = float(hinge_axis @ hinge_bone / np.linalg.norm(hinge_bone))
     one, other, reachable = _angles_to_reach(spin_axis, current, goal, keep)
     nearest = _angle_about(spin_axis, current, wanted_axis)  # any turn reaches: the bones lie in one line
     turns = np.stack([np.broadcast_to(np.eye(3), parent_world.shape)] + [
         _rotations_about(spin_axis, np.where(reachable, angle, nearest)) for angle in (one, other)])
     axes = (turns @ current[..., None])[..., 0]
-    choice = _best(np.abs(_dot(axes, goal) - keep), np.linalg.norm(axes - wanted_axis, axis=-1))
+    choice = _best(np.abs(dot(axes, goal) - keep), np.linalg.norm(axes - wanted_axis, axis=-1))
     return turns[choice, np.arange(len(choice))] @ parent_world
 
 

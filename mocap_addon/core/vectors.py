@@ -12,25 +12,10 @@ def dot(a: FloatArray, b: FloatArray) -> FloatArray:
     return np.einsum("...i,...i->...", a, b)
 
 
-def norm(vectors: FloatArray) -> FloatArray:
-    """Lengths over the last axis."""
-    return np.sqrt(dot(vectors, vectors))
-
-
 def unit(vectors: FloatArray) -> FloatArray:
     """``vectors`` scaled to length 1 (zero vectors stay zero)."""
     lengths = np.linalg.norm(vectors, axis=-1, keepdims=True)
     return vectors / np.where(lengths > 0, lengths, 1.0)
-
-
-def cross(a: FloatArray, b: FloatArray) -> FloatArray:
-    """Cross products over the last axis, without ``np.cross``'s per-call overhead (it runs per joint
-    on a few frames when a blend's mix is solved)."""
-    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
-    for axis in range(3):
-        first, second = (axis + 1) % 3, (axis + 2) % 3
-        np.subtract(a[..., first] * b[..., second], a[..., second] * b[..., first], out=out[..., axis])
-    return out
 
 
 def up_vector(up_axis: str) -> FloatArray:
