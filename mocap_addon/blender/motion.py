@@ -20,8 +20,7 @@ from ..core import Clip, Skeleton
 from ..core.blend import LocalPose, Posed
 from ..core.model import MOVE_CHANNELS, SCALE_CHANNEL
 from .animation import write_action
-from .files.base import conversion_matrix
-from .files.exporter import (
+from .armature_to_clip import (
     ExportSettings,
     armature_bone_frames,
     export_clip,
@@ -30,10 +29,9 @@ from .files.exporter import (
     read_armature,
     skeleton_from_bones,
 )
+from .conversion import DEFAULT_AXES, conversion_matrix
+from .import_record import PROPERTY, skeleton_from_json
 from .rig_math import BoneFrames, basis_to_local, joint_basis, local_basis
-from .storage import PROPERTY, skeleton_from_json
-
-DEFAULT_AXES = ("-Z", "Y")  # the exporters' default forward and up
 
 
 def clip_space(obj: bpy.types.Object) -> tuple[np.ndarray, float]:

@@ -12,7 +12,7 @@ from .base import MocapExportBase, MocapImportBase
 
 if TYPE_CHECKING:
     from ...core import Clip
-    from .importer import ImportResult
+    from ..clip_to_armature import ImportResult
 
 
 class IMPORT_ANIM_OT_mocap_amc(bpy.types.Operator, MocapImportBase):

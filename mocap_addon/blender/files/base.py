@@ -9,27 +9,17 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import bpy
-import numpy as np
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
-from bpy_extras.io_utils import ExportHelper, ImportHelper, axis_conversion
+from bpy_extras.io_utils import ExportHelper, ImportHelper
+
+from ..conversion import DEFAULT_AXES, UNIT_ITEMS, conversion_matrix
 
 if TYPE_CHECKING:
     from ...core import Clip
-    from .importer import ImportResult
+    from ..clip_to_armature import ImportResult
 
 AXES = [(a, a, "") for a in ("X", "Y", "Z", "-X", "-Y", "-Z")]
-UNIT_ITEMS = [
-    ("AUTO", "From File", "The file's own unit where it states one, else 1 file unit = 1 Blender unit"),
-    ("M", "Metres", "One file unit is a metre"),
-    ("CM", "Centimetres", "One file unit is a centimetre"),
-    ("MM", "Millimetres", "One file unit is a millimetre"),
-    ("IN", "Inches", "One file unit is an inch"),
-    ("FT", "Feet", "One file unit is a foot"),
-]
-
-
-def conversion_matrix(forward: str, up: str) -> np.ndarray:
-    return np.array(axis_conversion(from_forward=forward, from_up=up).to_3x3())
+FORWARD, UP = DEFAULT_AXES
 
 
 def file_axes(forward: str, up: str, file_up: str) -> tuple[str, str]:
@@ -70,8 +60,8 @@ class MocapImportBase(ImportHelper):
     scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0,
                          description="Multiply every length by this, after the unit")
     unit: EnumProperty(name="Unit", items=UNIT_ITEMS, default="AUTO", description="Length of one file unit")
-    axis_forward: EnumProperty(name="Forward", items=AXES, default="-Z")
-    axis_up: EnumProperty(name="Up", items=AXES, default="Y")
+    axis_forward: EnumProperty(name="Forward", items=AXES, default=FORWARD)
+    axis_up: EnumProperty(name="Up", items=AXES, default=UP)
     frame_start: IntProperty(name="Start Frame", default=1, description="Frame of the clip's first sample")
     fps_mode: EnumProperty(
         name="Frame Rate", default="KEYS",
@@ -113,6 +103,12 @@ class MocapImportBase(ImportHelper):
         """Format-specific finishing touches on the new armature; returns warnings."""
         return []
 
+    @staticmethod
+    def readers() -> list[type[MocapImportBase]]:
+        """Every format's import operator (each subclasses this base): a selection of mixed formats
+        reads each file with its own format's reader."""
+        return MocapImportBase.__subclasses__()
+
     def paths(self) -> list[str]:
         """The chosen files: every named entry of ``files``, else ``filepath`` unless it is a folder."""
         if self.directory and any(f.name for f in self.files):
@@ -141,8 +137,7 @@ class MocapImportBase(ImportHelper):
     def execute(self, context: bpy.types.Context) -> set[str]:
         from ...core import MocapFormatError, load
         from ...core.formats import files_to_read, format_of
-        from . import FORMATS
-        from .importer import ImportSettings, import_clip
+        from ..clip_to_armature import ImportSettings, import_clip
 
         jobs = files_to_read(self.paths())
         if not jobs:
@@ -157,7 +152,7 @@ class MocapImportBase(ImportHelper):
                 reader: type[MocapImportBase] = type(self)
                 try:
                     extension = format_of(path)
-                    reader = next((r for r, _ in FORMATS if extension in r.extensions), reader)
+                    reader = next((r for r in self.readers() if extension in r.extensions), reader)
                     values = self.option_values(reader)
                     options = reader.load_options(values, path)
                     if skeleton is not None:
@@ -202,8 +197,8 @@ class MocapExportBase(ExportHelper):
                                      "(From File already undoes the import's Scale)")
     unit: EnumProperty(name="Unit", items=UNIT_ITEMS, default="AUTO",
                        description="Length of one file unit (From File: undo the import's scale)")
-    axis_forward: EnumProperty(name="Forward", items=AXES, default="-Z")
-    axis_up: EnumProperty(name="Up", items=AXES, default="Y")
+    axis_forward: EnumProperty(name="Forward", items=AXES, default=FORWARD)
+    axis_up: EnumProperty(name="Up", items=AXES, default=UP)
     use_action_range: BoolProperty(name="Action's Frame Range", default=True,
                                    description="Export the action's frame range, else the scene's")
     precision: IntProperty(name="Decimals", default=6, min=1, max=12, description="Decimals written per value")
@@ -264,7 +259,7 @@ class MocapExportBase(ExportHelper):
     def execute(self, context: bpy.types.Context) -> set[str]:
         from ...core import save
         from ...core.units import unit_note
-        from .exporter import ExportSettings, export_clip
+        from ..armature_to_clip import ExportSettings, export_clip
 
         scene = context.scene
         settings = ExportSettings(conversion_matrix(self.axis_forward, self.axis_up), self.scale, self.unit,

@@ -22,23 +22,26 @@ import bpy
 import numpy as np
 from bpy.props import EnumProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
 
+from ...core.blend import ALIGN_MODES, ROOT_MODES
 from ..animation import curves_by_path, sample_fcurve
+from ..choices import enum_items
 from ..compat import assign_action
-from ..files.importer import nothing_left_behind
+from ..rollback import nothing_left_behind
 
 if TYPE_CHECKING:
     from ...core import Clip
     from ...core.blend import Posed
 
 MIX_PATH = "mocap_blend.mix"
-ALIGN_ITEMS = [("NONE", "Frame by Frame", "B's frame f + offset pairs with A's frame f (in time)"),
-               ("SCALE", "Stretch", "B, from the offset on, stretched over A's length"),
-               ("DTW", "Time Warp", "B warped onto A by dynamic time warping on their poses")]
-ROOT_ITEMS = [("BLEND", "Blend", "The root's path and turn are blended like any joint"),
-              ("A", "From A", "A's path and heading, the root's tilt blended"),
-              ("B", "From B", "B's path and heading, the root's tilt blended"),
-              ("HEADING", "Match Heading", "B's path turned and moved to start where A's starts, then blended")]
-SETTINGS = ("clip_a", "clip_b", "mix", "offset", "align", "root", "mask")
+ALIGN_ITEMS = enum_items(ALIGN_MODES, {
+    "none": ("Frame by Frame", "B's frame f + offset pairs with A's frame f (in time)"),
+    "scale": ("Stretch", "B, from the offset on, stretched over A's length"),
+    "dtw": ("Time Warp", "B warped onto A by dynamic time warping on their poses")}, upper=True)
+ROOT_ITEMS = enum_items(ROOT_MODES, {
+    "blend": ("Blend", "The root's path and turn are blended like any joint"),
+    "a": ("From A", "A's path and heading, the root's tilt blended"),
+    "b": ("From B", "B's path and heading, the root's tilt blended"),
+    "heading": ("Match Heading", "B's path turned and moved to start where A's starts, then blended")}, upper=True)
 _MASK_ITEMS: list[tuple[str, str, str]] = []  # Blender needs the item strings kept alive
 
 
@@ -61,19 +64,27 @@ def _is_empty(self: Any, obj: bpy.types.Object) -> bool:
     return obj.type == "EMPTY"
 
 
-class MocapBlendSettings(bpy.types.PropertyGroup):
-    """What a blend is made of: on the scene (the panel's inputs) and on each result's armature data."""
+class _BlendOptions:
+    """How A and B are blended, besides which they are: the blend operator's and :class:`MocapBlendSettings`'."""
 
-    clip_a: PointerProperty(type=bpy.types.Object, name="A", poll=_is_armature,
-                            description="Armature whose action is mix 0 (the result is on its rig and frames)")
-    clip_b: PointerProperty(type=bpy.types.Object, name="B", poll=_is_armature,
-                            description="Armature whose action is mix 1")
     mix: FloatProperty(name="Mix", default=0.5, soft_min=0.0, soft_max=1.0,
                        description="0 is A, 1 is B; key it over time for a mix profile")
     offset: IntProperty(name="Offset", default=0, description="B's frame f + offset pairs with A's frame f")
     align: EnumProperty(name="Alignment", items=ALIGN_ITEMS, default="NONE")
     root: EnumProperty(name="Root", items=ROOT_ITEMS, default="BLEND")
     mask: EnumProperty(name="Mask", items=_mask_items, description="Joints that take the mix (the rest stay A's)")
+
+
+OPTIONS = tuple(_BlendOptions.__annotations__)  # mix, offset, align, root, mask
+
+
+class MocapBlendSettings(_BlendOptions, bpy.types.PropertyGroup):
+    """What a blend is made of: on the scene (the panel's inputs) and on each result's armature data."""
+
+    clip_a: PointerProperty(type=bpy.types.Object, name="A", poll=_is_armature,
+                            description="Armature whose action is mix 0 (the result is on its rig and frames)")
+    clip_b: PointerProperty(type=bpy.types.Object, name="B", poll=_is_armature,
+                            description="Armature whose action is mix 1")
 
 
 class MocapBlendTools(bpy.types.PropertyGroup):
@@ -83,19 +94,6 @@ class MocapBlendTools(bpy.types.PropertyGroup):
     count: IntProperty(name="Paths", default=11, min=2, max=101, description="Mixes from 0 to 1 drawn as paths")
     target: PointerProperty(type=bpy.types.Object, name="Target", poll=_is_empty,
                             description="Empty the bone should meet (none: the 3D cursor)")
-
-
-@dataclass
-class BlendInputs:
-    """A blend's settings as plain values (the operator's), shaped like :class:`MocapBlendSettings`."""
-
-    clip_a: bpy.types.Object
-    clip_b: bpy.types.Object
-    mix: float
-    offset: int
-    align: str
-    root: str
-    mask: str
 
 
 def blend_result(obj: bpy.types.Object | None) -> bpy.types.Object | None:
@@ -129,22 +127,21 @@ class _Prepared:
     options: dict[str, Any]
 
 
-def _prepare(settings: Any) -> _Prepared:
+def _prepare(clip_a: bpy.types.Object, clip_b: bpy.types.Object, settings: _BlendOptions) -> _Prepared:
     """Read A and B as local poses (quaternion keys stay quaternions); B on another skeleton is read as a
     clip and retargeted onto A's, and a mask preset goes onto A's joints, through the armatures'
     stored bone mappings (hand edits included)."""
     from ...core.blend import mask_presets, onto, preset_weights
+    from ..bone_mapping import armature_mapping
     from ..motion import armature_clip, armature_pose, armature_skeleton
-    from .mapping import armature_mapping
 
-    a = armature_pose(settings.clip_a)
-    other = armature_skeleton(settings.clip_b)
-    mapping_a = armature_mapping(settings.clip_a)
+    a = armature_pose(clip_a)
+    other = armature_skeleton(clip_b)
+    mapping_a = armature_mapping(clip_a)
     if other.same_joints(a.skeleton):
-        b: Posed | Clip = armature_pose(settings.clip_b)
+        b: Posed | Clip = armature_pose(clip_b)
     else:
-        b = onto(a, armature_clip(settings.clip_b), mapping=armature_mapping(settings.clip_b),
-                 target_mapping=mapping_a)
+        b = onto(a, armature_clip(clip_b), mapping=armature_mapping(clip_b), target_mapping=mapping_a)
     mask = None
     if settings.mask != "NONE":
         joints = mask_presets()[settings.mask.lower()]["joints"]
@@ -154,19 +151,20 @@ def _prepare(settings: Any) -> _Prepared:
     return _Prepared(a, b, options)
 
 
-def bake(context: bpy.types.Context, settings: Any, result: bpy.types.Object | None,
+def bake(context: bpy.types.Context, clip_a: bpy.types.Object, clip_b: bpy.types.Object,
+         settings: _BlendOptions, result: bpy.types.Object | None,
          prepared: _Prepared | None = None) -> bpy.types.Object:
-    """Blend ``settings``' clips (read from A and B unless given) onto ``result`` (made as a copy of
-    A's rig when ``None``) and record ``settings`` on it; returns it.
+    """Blend ``clip_a`` and ``clip_b``'s actions (read from them unless ``prepared``) with ``settings``
+    onto ``result`` (made as a copy of A's rig when ``None``) and record what it is made of on it; returns it.
 
     The mix is the result's keyed profile where it has one.
     """
     from ...core.blend import Posed, blend_pose
     from ..motion import write_pose
 
-    prepared = _prepare(settings) if prepared is None else prepared
+    prepared = _prepare(clip_a, clip_b, settings) if prepared is None else prepared
     a = prepared.a
-    first = _first_frame(settings.clip_a)
+    first = _first_frame(clip_a)
     frames = first + np.arange(a.frame_count, dtype=np.float64)
     mixed = Posed(a.skeleton, blend_pose(a, prepared.b, _mix_profile(result, frames, settings.mix),
                                          **prepared.options), a.frame_time, a.up_axis)
@@ -174,10 +172,9 @@ def bake(context: bpy.types.Context, settings: Any, result: bpy.types.Object | N
     try:
         with nothing_left_behind():
             if result is None:
-                source = settings.clip_a
-                result = source.copy()
-                result.name = f"{source.name}_blend"
-                result.data = source.data.copy()
+                result = clip_a.copy()
+                result.name = f"{clip_a.name}_blend"
+                result.data = clip_a.data.copy()
                 result.data.animation_data_clear()
                 context.collection.objects.link(result)
             action = write_pose(result, mixed, name=result.name, frame_start=first)
@@ -185,8 +182,10 @@ def bake(context: bpy.types.Context, settings: Any, result: bpy.types.Object | N
         if old is not None and result is not None and result.name in bpy.data.objects:
             assign_action(result, old)
         raise
-    for name in SETTINGS:
-        setattr(result.data.mocap_blend, name, getattr(settings, name))
+    made = result.data.mocap_blend
+    made.clip_a, made.clip_b = clip_a, clip_b
+    for name in OPTIONS:
+        setattr(made, name, getattr(settings, name))
     if old is not None and old.users == 0:
         bpy.data.actions.remove(old)
         action.name = result.name
@@ -210,7 +209,7 @@ def clip_to_world(obj: bpy.types.Object) -> np.ndarray:
     return np.array(obj.matrix_world) @ local
 
 
-class MOCAP_OT_blend(bpy.types.Operator):
+class MOCAP_OT_blend(_BlendOptions, bpy.types.Operator):
     """Blend two armatures' actions into <A>_blend (made, or updated following its keyed mix)"""
 
     bl_idname = "mocap.blend"
@@ -219,11 +218,6 @@ class MOCAP_OT_blend(bpy.types.Operator):
 
     clip_a: StringProperty(name="A", description="Armature whose action is mix 0")
     clip_b: StringProperty(name="B", description="Armature whose action is mix 1")
-    mix: FloatProperty(name="Mix", default=0.5, soft_min=0.0, soft_max=1.0)
-    offset: IntProperty(name="Offset", default=0)
-    align: EnumProperty(name="Alignment", items=ALIGN_ITEMS, default="NONE")
-    root: EnumProperty(name="Root", items=ROOT_ITEMS, default="BLEND")
-    mask: EnumProperty(name="Mask", items=_mask_items)
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         started = time.perf_counter()
@@ -234,9 +228,8 @@ class MOCAP_OT_blend(bpy.types.Operator):
                 return {"CANCELLED"}
         existing = blend_result(bpy.data.objects.get(f"{self.clip_a}_blend"))
         result = existing if existing is not None and existing.data.mocap_blend.clip_a == objects[0] else None
-        inputs = BlendInputs(objects[0], objects[1], self.mix, self.offset, self.align, self.root, self.mask)
         try:
-            result = bake(context, inputs, result)
+            result = bake(context, objects[0], objects[1], self, result)
         except (ValueError, RuntimeError) as error:
             self.report({"ERROR"}, f"Blend failed: {error}")
             return {"CANCELLED"}
@@ -265,7 +258,8 @@ class MOCAP_OT_blend_update(_OnBlendResult, bpy.types.Operator):
     def execute(self, context: bpy.types.Context) -> set[str]:
         result = context.active_object
         try:
-            bake(context, result.data.mocap_blend, result)
+            made = result.data.mocap_blend
+            bake(context, made.clip_a, made.clip_b, made, result)
         except (ValueError, RuntimeError) as error:
             self.report({"ERROR"}, f"Update failed: {error}")
             return {"CANCELLED"}
@@ -310,7 +304,7 @@ class MOCAP_OT_envelope(_OnBlendResult, bpy.types.Operator):
         mixes = np.linspace(0.0, 1.0, self.count)
         try:
             bone = _bone_of(result, self.bone)
-            prepared = _prepare(settings)
+            prepared = _prepare(settings.clip_a, settings.clip_b, settings)
             paths = envelope(prepared.a, prepared.b, bone, mixes, **prepared.options)
             with _no_curves_left_behind():
                 collection = _envelope_collection(context, f"{result.name}_envelope")
@@ -371,7 +365,7 @@ class MOCAP_OT_solve_mix(_OnBlendResult, bpy.types.Operator):
         try:
             bone = _bone_of(result, self.bone)
             goal = self._goal(context)
-            prepared = _prepare(settings)
+            prepared = _prepare(settings.clip_a, settings.clip_b, settings)
             index = frame - _first_frame(settings.clip_a)
             if not 0 <= index < prepared.a.frame_count:
                 raise ValueError(f"frame {frame} is outside A's frames")
@@ -380,7 +374,7 @@ class MOCAP_OT_solve_mix(_OnBlendResult, bpy.types.Operator):
             mix, distance = solve_mix(prepared.a, prepared.b, bone, index, target, **prepared.options)
             undo = _key_mix(result.data, frame, mix)
             try:
-                bake(context, settings, result, prepared)
+                bake(context, settings.clip_a, settings.clip_b, settings, result, prepared)
             except BaseException:
                 undo()
                 raise
@@ -450,14 +444,14 @@ class VIEW3D_PT_mocap_blend(bpy.types.Panel):
         layout.use_property_split = True
         settings = context.scene.mocap_blend
         column = layout.column()
-        for name in ("clip_a", "clip_b", "mix", "offset", "align", "root", "mask"):
+        for name in ("clip_a", "clip_b", *OPTIONS):
             column.prop(settings, name)
         row = layout.row()
         row.enabled = settings.clip_a is not None and settings.clip_b is not None
         operator = row.operator(MOCAP_OT_blend.bl_idname, icon="MOD_ARRAY")
         if row.enabled:
             operator.clip_a, operator.clip_b = settings.clip_a.name, settings.clip_b.name
-            for name in ("mix", "offset", "align", "root", "mask"):
+            for name in OPTIONS:
                 setattr(operator, name, getattr(settings, name))
         result = blend_result(context.active_object)
         if result is None:

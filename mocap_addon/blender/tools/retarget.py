@@ -17,15 +17,32 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, PointerProperty, StringProperty
 
-from .mapping import armature_mapping
+from ...core.retarget import LENGTHS, METHODS, ROOT_MODES
+from ..armature_to_clip import armature_action
+from ..bone_mapping import armature_mapping
+from ..choices import enum_items
 
 REFERENCE_POSE = "mocap_reference_pose"  # on the armature data: bone -> pose rotation relative to rest (3x3)
-METHODS = [("rotations", "Rotations", "Canonical T-pose; every joint's rotation re-expressed (method 1)"),
-           ("lengths", "Bone Lengths", "The armature's own rest and rotations; canonical bone lengths (method 2)")]
-LENGTHS = [("reference", "Reference Body", "Bone lengths of the 1.75 m reference body"),
-           ("source", "Armature's", "The armature's own bone lengths")]
-ROOT_MODES = [("scale", "Scale by Legs", "Hips travel scaled by the ratio of leg lengths"),
-              ("keep", "Keep", "Hips travel copied as it is")]
+METHOD_ITEMS = enum_items(METHODS, {
+    "rotations": ("Rotations", "Canonical T-pose; every joint's rotation re-expressed (method 1)"),
+    "lengths": ("Bone Lengths", "The armature's own rest and rotations; canonical bone lengths (method 2)")})
+LENGTH_ITEMS = enum_items(LENGTHS, {"reference": ("Reference Body", "Bone lengths of the 1.75 m reference body"),
+                                    "source": ("Armature's", "The armature's own bone lengths")})
+ROOT_ITEMS = enum_items(ROOT_MODES, {"scale": ("Scale by Legs", "Hips travel scaled by the ratio of leg lengths"),
+                                     "keep": ("Keep", "Hips travel copied as it is")})
+
+
+class _RootOption:
+    """How a retarget moves the hips (the retarget operator's and the panel's)."""
+
+    root: EnumProperty(name="Root", items=ROOT_ITEMS, default="scale")
+
+
+class _CanonicalOptions:
+    """How an armature goes onto the canonical skeleton (the operator's and the panel's)."""
+
+    method: EnumProperty(name="Method", items=METHOD_ITEMS, default="rotations")
+    lengths: EnumProperty(name="Lengths", items=LENGTH_ITEMS, default="reference")
 
 
 def is_armature(_self: object, obj: bpy.types.Object) -> bool:
@@ -52,11 +69,7 @@ def reference_rotations(obj: bpy.types.Object) -> np.ndarray | None:
     return np.linalg.inv(conversion) @ delta @ conversion @ rest
 
 
-def action_of(obj: bpy.types.Object) -> bpy.types.Action | None:
-    return obj.animation_data.action if obj.animation_data else None
-
-
-class MOCAP_OT_retarget(bpy.types.Operator):
+class MOCAP_OT_retarget(_RootOption, bpy.types.Operator):
     """Write the source armature's action onto the target armature as a new action"""
 
     bl_idname = "mocap.retarget"
@@ -65,12 +78,11 @@ class MOCAP_OT_retarget(bpy.types.Operator):
 
     source: StringProperty(name="Source", description="Armature whose action is read")
     target: StringProperty(name="Target", description="Armature that gets the new action")
-    root: EnumProperty(name="Root", items=ROOT_MODES, default="scale")
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         from ...core.retarget import retarget
-        from ..files.importer import nothing_left_behind
         from ..motion import armature_clip, armature_skeleton, write_clip
+        from ..rollback import nothing_left_behind
 
         started = time.perf_counter()
         source, target = bpy.data.objects.get(self.source), bpy.data.objects.get(self.target)
@@ -78,7 +90,7 @@ class MOCAP_OT_retarget(bpy.types.Operator):
             if obj is None or obj.type != "ARMATURE":
                 self.report({"ERROR"}, f"Retarget: choose a {role} armature")
                 return {"CANCELLED"}
-        source_action = action_of(source)
+        source_action = armature_action(source)
         if source_action is None:
             self.report({"ERROR"}, f"Retarget: {source.name} has no action")
             return {"CANCELLED"}
@@ -98,26 +110,23 @@ class MOCAP_OT_retarget(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class MOCAP_OT_to_canonical(bpy.types.Operator):
+class MOCAP_OT_to_canonical(_CanonicalOptions, bpy.types.Operator):
     """Make a new armature <name>_canonical on the canonical skeleton carrying the active armature's action"""
 
     bl_idname = "mocap.to_canonical"
     bl_label = "To Canonical Skeleton"
     bl_options = {"REGISTER", "UNDO"}
 
-    method: EnumProperty(name="Method", items=METHODS, default="rotations")
-    lengths: EnumProperty(name="Lengths", items=LENGTHS, default="reference")
-
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         obj = context.active_object
-        return obj is not None and obj.type == "ARMATURE" and action_of(obj) is not None
+        return obj is not None and obj.type == "ARMATURE" and armature_action(obj) is not None
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         from ...core.retarget import to_canonical
-        from ..files.base import conversion_matrix
-        from ..files.importer import ImportSettings, import_clip
-        from ..motion import DEFAULT_AXES, armature_clip
+        from ..clip_to_armature import ImportSettings, import_clip
+        from ..conversion import DEFAULT_AXES, conversion_matrix
+        from ..motion import armature_clip
 
         obj = context.active_object
         try:
@@ -168,16 +177,13 @@ class MOCAP_OT_set_reference_pose(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class MOCAP_PG_retarget(bpy.types.PropertyGroup):
+class MOCAP_PG_retarget(_RootOption, _CanonicalOptions, bpy.types.PropertyGroup):
     """The Retarget panel's choices, kept on the scene."""
 
     source: PointerProperty(type=bpy.types.Object, name="Source", poll=is_armature,
                             description="Armature whose active action is retargeted")
     target: PointerProperty(type=bpy.types.Object, name="Target", poll=is_armature,
                             description="Any rig: gets a new action")
-    root: EnumProperty(name="Root", items=ROOT_MODES, default="scale")
-    method: EnumProperty(name="Method", items=METHODS, default="rotations")
-    lengths: EnumProperty(name="Lengths", items=LENGTHS, default="reference")
 
 
 class VIEW3D_PT_mocap_retarget(bpy.types.Panel):

@@ -1,4 +1,4 @@
-"""Turn an armature and its action back into a core clip."""
+"""An armature and its action as a core clip: what File > Export writes, and what the tools read."""
 
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ from typing import Any
 import bpy
 import numpy as np
 
-from ...core import Clip, Skeleton
-from ...core.kinematics import rest_pose
-from ...core.model import encode_joint
-from ...core.rotations import sandwich
-from ...core.units import scale_lengths
-from ..animation import curves_by_path, has_keys, read_bone
-from ..armature import rest_matrices
-from ..rig_math import BoneFrames, RestRig, bone_to_joint
-from ..storage import PROPERTY, skeleton_from_json
-from .importer import UNIT_PRESETS, scene_fps
+from ..core import Clip, Skeleton
+from ..core.kinematics import rest_pose
+from ..core.model import encode_joint
+from ..core.rotations import sandwich
+from ..core.units import scale_lengths
+from .animation import curves_by_path, has_keys, read_bone
+from .armature import rest_matrices
+from .conversion import scene_fps, unit_in_metres
+from .import_record import PROPERTY, skeleton_from_json
+from .rig_math import BoneFrames, RestRig, bone_to_joint
 
 
 @dataclass
@@ -27,7 +27,7 @@ class ExportSettings:
 
     conversion: np.ndarray  # file axes -> Blender axes (3x3), as on import
     scale: float = 1.0
-    unit: str = "AUTO"  # AUTO: undo the import's scale (1 for rigs made in Blender)
+    unit: str = "AUTO"  # conversion.UNIT_ITEMS; AUTO: undo the import's scale (1 for rigs made in Blender)
     frame_start: int | None = None  # None: the action's range
     frame_end: int | None = None
     rotation_order: str = "ZXY"  # for rigs not imported by this add-on
@@ -106,7 +106,7 @@ def read_armature(obj: bpy.types.Object, settings: ExportSettings,
     else:
         import_scale = 1.0
     # Blender lengths per written unit; an imported skeleton is first posed in its own file units.
-    scale = settings.scale * (import_scale if settings.unit == "AUTO" else UNIT_PRESETS[settings.unit])
+    scale = settings.scale * (import_scale if settings.unit == "AUTO" else unit_in_metres(settings.unit))
     action = action or armature_action(obj)
     if action is None:
         raise ValueError(f"{obj.name} has no action to export")
@@ -165,7 +165,7 @@ def _file_unit(settings: ExportSettings, imported: bool, imported_unit: float | 
     """One written unit in metres: the chosen preset; else the unit the import read (values are
     the file's again), else a metre (a rig made in Blender, whose units are metres)."""
     if settings.unit != "AUTO":
-        return UNIT_PRESETS[settings.unit]
+        return unit_in_metres(settings.unit)
     return imported_unit if imported else 1.0
 
 

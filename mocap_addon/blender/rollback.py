@@ -1,0 +1,25 @@
+"""A failed operation leaves ``bpy.data`` as it was."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import bpy
+
+
+@contextmanager
+def nothing_left_behind(*more: bpy.types.bpy_prop_collection) -> Iterator[None]:
+    """On any exception, remove the objects, armatures and actions created inside the block, and the
+    blocks created in ``more`` collections of ``bpy.data`` (``bpy.data.curves``, …), in that order."""
+    collections = (bpy.data.objects, bpy.data.armatures, bpy.data.actions, *more)
+    before = [set(c) for c in collections]
+    try:
+        yield
+    except BaseException:
+        if bpy.context.object is not None and bpy.context.object.mode != "OBJECT":
+            bpy.ops.object.mode_set(mode="OBJECT")
+        for collection, old in zip(collections, before):
+            for block in [b for b in collection if b not in old]:
+                collection.remove(block)
+        raise
