@@ -13,8 +13,7 @@ failure leaves ``bpy.data`` as it was.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -266,21 +265,6 @@ class MOCAP_OT_blend_update(_OnBlendResult, bpy.types.Operator):
         return {"FINISHED"}
 
 
-@contextmanager
-def _no_curves_left_behind() -> Iterator[None]:
-    """As ``nothing_left_behind``, for curves and collections too."""
-    before = set(bpy.data.curves), set(bpy.data.collections)
-    try:
-        with nothing_left_behind():
-            yield
-    except BaseException:
-        for block in [c for c in bpy.data.curves if c not in before[0]]:
-            bpy.data.curves.remove(block)
-        for block in [c for c in bpy.data.collections if c not in before[1]]:
-            bpy.data.collections.remove(block)
-        raise
-
-
 def _bone_of(result: bpy.types.Object, bone: str) -> str:
     if bone not in result.pose.bones:
         raise ValueError(f"{result.name} has no bone {bone!r}")
@@ -306,7 +290,7 @@ class MOCAP_OT_envelope(_OnBlendResult, bpy.types.Operator):
             bone = _bone_of(result, self.bone)
             prepared = _prepare(settings.clip_a, settings.clip_b, settings)
             paths = envelope(prepared.a, prepared.b, bone, mixes, **prepared.options)
-            with _no_curves_left_behind():
+            with nothing_left_behind(bpy.data.curves, bpy.data.collections):
                 collection = _envelope_collection(context, f"{result.name}_envelope")
                 world = clip_to_world(result)
                 for mix, path in zip(mixes, paths):
