@@ -18,7 +18,6 @@ import bpy
 from . import bone_mapping, files, tools
 
 CLASSES = bone_mapping.CLASSES + files.CLASSES + tools.CLASSES
-_register_classes, _unregister_classes = bpy.utils.register_classes_factory(CLASSES)
 _registered = False
 
 
@@ -27,7 +26,8 @@ def register() -> None:
     global _registered
     if _registered:
         return
-    _register_classes()
+    for cls in CLASSES:
+        bpy.utils.register_class(cls)
     bone_mapping.register_properties()
     tools.register_properties()
     files.add_menus()
@@ -42,5 +42,6 @@ def unregister() -> None:
     files.remove_menus()
     tools.unregister_properties()
     bone_mapping.unregister_properties()
-    _unregister_classes()
+    for cls in reversed(CLASSES):
+        bpy.utils.unregister_class(cls)
     _registered = False

@@ -12,8 +12,10 @@ import bpy
 import numpy as np
 from bpy.props import CollectionProperty, IntProperty, StringProperty
 
+from .armature import armature_data
 from .armature_to_clip import ExportSettings, skeleton_from_bones
-from .import_record import PROPERTY, skeleton_from_json
+from .compat import add_properties, remove_properties, run_time_property
+from .import_record import skeleton_from_json, stored_record
 
 if TYPE_CHECKING:
     from ..core import Skeleton
@@ -37,7 +39,7 @@ def _canonical_edited(self: MOCAP_PG_bone_mapping, context: bpy.types.Context) -
         return
     self.rule = HAND_RULE
     if self.canonical:
-        for entry in self.id_data.mocap_mapping:
+        for entry in run_time_property(self.id_data, "mocap_mapping"):
             if entry.canonical == self.canonical and entry.name != self.name:
                 entry.canonical = ""
 
@@ -50,9 +52,14 @@ class MOCAP_PG_bone_mapping(bpy.types.PropertyGroup):
     rule: StringProperty(name="Rule", description="Why the bone has this joint")
 
 
+def mapping_entries(obj: bpy.types.Object) -> Any:
+    """The armature's stored mapping (a collection property): one :class:`MOCAP_PG_bone_mapping` per bone."""
+    return run_time_property(armature_data(obj), "mocap_mapping")
+
+
 def store_mapping(obj: bpy.types.Object, mapping: dict[str, str | None], rules: dict[str, str]) -> None:
     """Replace the armature's stored mapping (bone order as given)."""
-    stored = obj.data.mocap_mapping
+    stored = mapping_entries(obj)
     stored.clear()
     for bone, canonical in mapping.items():
         entry = stored.add()
@@ -60,19 +67,21 @@ def store_mapping(obj: bpy.types.Object, mapping: dict[str, str | None], rules: 
         # Writing the ID property directly skips the hand-edit callback.
         entry["canonical"] = canonical or ""
         entry.rule = rules.get(bone, "")
-    obj.data.mocap_mapping_index = min(obj.data.mocap_mapping_index, max(len(stored) - 1, 0))
+    data: Any = armature_data(obj)  # with the run-time properties of register_properties()
+    data.mocap_mapping_index = min(data.mocap_mapping_index, max(len(stored) - 1, 0))
 
 
 def stored_mapping(obj: bpy.types.Object) -> dict[str, str | None]:
-    return {entry.name: entry.canonical or None for entry in obj.data.mocap_mapping}
+    return {entry.name: entry.canonical or None for entry in mapping_entries(obj)}
 
 
 def bone_skeleton(obj: bpy.types.Object) -> Skeleton:
     """A core skeleton of the armature's bones: the import record's where its names are still the bones',
     else one read from the bones themselves (armature space)."""
-    if PROPERTY in obj.data:
-        skeleton, _ = skeleton_from_json(obj.data[PROPERTY])
-        if set(skeleton.names) == {bone.name for bone in obj.data.bones}:
+    stored = stored_record(obj)
+    if stored is not None:
+        skeleton, _ = skeleton_from_json(stored)
+        if set(skeleton.names) == {bone.name for bone in armature_data(obj).bones}:
             return skeleton
     return skeleton_from_bones(obj, ExportSettings(conversion=np.eye(3)), 1.0)
 
@@ -95,7 +104,7 @@ def armature_mapping(obj: bpy.types.Object) -> dict[str, str | None]:
     there is none or the bones changed since.
     """
     stored = stored_mapping(obj)
-    bones = [bone.name for bone in obj.data.bones]
+    bones = [bone.name for bone in armature_data(obj).bones]
     if set(stored) != set(bones):
         stored = detect_mapping(obj)
     return {bone: stored[bone] for bone in bones}
@@ -105,10 +114,12 @@ CLASSES = (MOCAP_PG_bone_mapping,)
 
 
 def register_properties() -> None:
-    bpy.types.Armature.mocap_mapping = CollectionProperty(type=MOCAP_PG_bone_mapping, name="Bone Mapping")
-    bpy.types.Armature.mocap_mapping_index = IntProperty(name="Active Bone Mapping", default=0, min=0)
+    add_properties(bpy.types.Armature,
+                   mocap_mapping=CollectionProperty(  # type: ignore[func-returns-value]  # stubs: bpy.props give None
+                       type=MOCAP_PG_bone_mapping, name="Bone Mapping"),
+                   mocap_mapping_index=IntProperty(  # type: ignore[func-returns-value]
+                       name="Active Bone Mapping", default=0, min=0))
 
 
 def unregister_properties() -> None:
-    del bpy.types.Armature.mocap_mapping_index
-    del bpy.types.Armature.mocap_mapping
+    remove_properties(bpy.types.Armature, "mocap_mapping_index", "mocap_mapping")

@@ -14,7 +14,7 @@ from ..core.model import MOVE_CHANNELS, SCALE_CHANNEL
 from ..core.reduce import EulerKeys, reduce_keys
 from ..core.timing import resample, split_takes
 from .animation import euler_mode, write_action
-from .armature import build_armature, rest_matrices
+from .armature import armature_data, build_armature, rest_matrices
 from .bone_mapping import detect_mapping
 from .compat import Channels, assign_action
 from .conversion import scene_fps, unit_in_metres
@@ -96,6 +96,7 @@ def import_clip(context: bpy.types.Context, clip: Clip, name: str, settings: Imp
     """Build the armature and its action for ``clip``; leaves nothing behind if it fails."""
     started = time.perf_counter()
     scene = context.scene
+    assert scene is not None, "a scene to import into"
     file_fps = clip.fps
     with nothing_left_behind():
         if settings.fps_mode == "RESAMPLE":
@@ -109,7 +110,7 @@ def import_clip(context: bpy.types.Context, clip: Clip, name: str, settings: Imp
         # Pose against the rest Blender actually stored (float32 heads and rolls), not the ideal one.
         rig.orientations, rig.heads = rest_matrices(obj, clip.skeleton.names)
         # The record keeps the unit the import read, so an export states it (a BVH read as cm exports as cm).
-        obj.data[PROPERTY] = skeleton_to_json(replace(clip, unit_in_metres=settings.file_unit(clip)),
+        armature_data(obj)[PROPERTY] = skeleton_to_json(replace(clip, unit_in_metres=settings.file_unit(clip)),
                                               settings.conversion, scale)
         detect_mapping(obj, clip.skeleton)
         progress(0.4)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import bpy
 import numpy as np
 from bpy_extras.io_utils import axis_conversion
+from mathutils import Matrix
 
 from ..core.units import UNIT_CHOICES, UNITS_IN_METRES
 
@@ -18,7 +21,9 @@ UNIT_ITEMS = [("AUTO", "From File", "The file's own unit where it states one, el
 
 def conversion_matrix(forward: str, up: str) -> np.ndarray:
     """File axes -> Blender axes (3x3) for a file whose forward and up are the named axes (``"-Z"``, ``"Y"``)."""
-    return np.array(axis_conversion(from_forward=forward, from_up=up).to_3x3())
+    # The stubs say None: axis_conversion is plain Python without annotations, and returns a Matrix.
+    matrix = cast(Matrix, axis_conversion(from_forward=forward, from_up=up))  # type: ignore[func-returns-value]
+    return np.array(matrix.to_3x3())
 
 
 def unit_in_metres(unit: str) -> float:

@@ -20,6 +20,7 @@ from ..core import Clip, Skeleton
 from ..core.blend import LocalPose, Posed
 from ..core.model import MOVE_CHANNELS, SCALE_CHANNEL
 from .animation import write_action
+from .armature import pose_bones
 from .armature_to_clip import (
     ExportSettings,
     armature_bone_frames,
@@ -30,13 +31,13 @@ from .armature_to_clip import (
     skeleton_from_bones,
 )
 from .conversion import DEFAULT_AXES, conversion_matrix
-from .import_record import PROPERTY, skeleton_from_json
+from .import_record import skeleton_from_json, stored_record
 from .rig_math import BoneFrames, basis_to_local, joint_basis, local_basis
 
 
 def clip_space(obj: bpy.types.Object) -> tuple[np.ndarray, float]:
     """File axes -> Blender axes (3x3) and Blender units per clip unit, as File > Export uses them."""
-    stored = obj.data.get(PROPERTY)
+    stored = stored_record(obj)
     if stored is None:
         return conversion_matrix(*DEFAULT_AXES), 1.0
     _, record = skeleton_from_json(stored)
@@ -46,7 +47,7 @@ def clip_space(obj: bpy.types.Object) -> tuple[np.ndarray, float]:
 def armature_skeleton(obj: bpy.types.Object) -> Skeleton:
     """The armature's skeleton in clip space: its import record's (under the bones' current names), else one
     made from its bones; the skeleton :func:`armature_clip` gives."""
-    stored = obj.data.get(PROPERTY)
+    stored = stored_record(obj)
     if stored is not None:
         skeleton = skeleton_from_json(stored)[0]
         return replace(skeleton, names=joint_bones(obj, skeleton))
@@ -124,7 +125,7 @@ def _write(obj: bpy.types.Object, skeleton: Skeleton,
            keys: np.ndarray, frame_time: float, name: str, rotation_mode: str) -> bpy.types.Action:
     """A new action on ``obj`` with keys at ``keys`` from each joint's ``matrix_basis`` rotation, location
     and scale (``bases``, given the bone frames and the Blender length of a clip unit)."""
-    bones = obj.pose.bones
+    bones = pose_bones(obj)
     for joint_name, parent in zip(skeleton.names, skeleton.parents):
         if joint_name not in bones:
             raise ValueError(f"{obj.name} has no bone {joint_name!r}")

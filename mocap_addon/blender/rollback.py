@@ -4,15 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any, Protocol
 
 import bpy
 
 
+class Blocks(Protocol):
+    """A collection of ``bpy.data`` (``bpy.data.objects``, …)."""
+
+    def __iter__(self) -> Iterator[bpy.types.ID]: ...
+
+    def remove(self, block: Any, /) -> None: ...
+
+
 @contextmanager
-def nothing_left_behind(*more: bpy.types.bpy_prop_collection) -> Iterator[None]:
+def nothing_left_behind(*more: Blocks) -> Iterator[None]:
     """On any exception, remove the objects, armatures and actions created inside the block, and the
     blocks created in ``more`` collections of ``bpy.data`` (``bpy.data.curves``, …), in that order."""
-    collections = (bpy.data.objects, bpy.data.armatures, bpy.data.actions, *more)
+    collections: tuple[Blocks, ...] = (bpy.data.objects, bpy.data.armatures, bpy.data.actions, *more)
     before = [set(c) for c in collections]
     try:
         yield

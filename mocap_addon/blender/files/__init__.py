@@ -20,11 +20,13 @@ def menu_label(importer: type[MocapImportBase]) -> str:
 
 
 def _menu_import(self: bpy.types.Menu, context: bpy.types.Context) -> None:
+    assert self.layout is not None, "drawn in a layout"
     for importer, _ in FORMATS:
         self.layout.operator(importer.bl_idname, text=menu_label(importer))
 
 
 def _menu_export(self: bpy.types.Menu, context: bpy.types.Context) -> None:
+    assert self.layout is not None, "drawn in a layout"
     for importer, exporter in FORMATS:
         self.layout.operator(exporter.bl_idname, text=menu_label(importer))
 
@@ -49,6 +51,7 @@ class VIEW3D_PT_mocap_io(bpy.types.Panel):
 
     def draw(self, context: bpy.types.Context) -> None:
         layout = self.layout
+        assert layout is not None, "drawn in a layout"
         column = layout.column(align=True)
         for importer, _ in FORMATS:
             column.operator(importer.bl_idname, text=f"Import {importer.format_label}", icon="IMPORT")

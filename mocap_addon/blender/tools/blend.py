@@ -23,11 +23,14 @@ from bpy.props import EnumProperty, FloatProperty, IntProperty, PointerProperty,
 
 from ...core.blend import ALIGN_MODES, ROOT_MODES
 from ..animation import curves_by_path, sample_fcurve
+from ..armature import armature_data, armature_named, pose_bones
 from ..choices import enum_items
-from ..compat import assign_action
+from ..compat import add_properties, assign_action, remove_properties, run_time_property
 from ..rollback import nothing_left_behind
 
 if TYPE_CHECKING:
+    from bpy.stub_internal.rna_enums import OperatorReturnItems
+
     from ...core import Clip
     from ...core.blend import Posed
 
@@ -95,26 +98,36 @@ class MocapBlendTools(bpy.types.PropertyGroup):
                             description="Empty the bone should meet (none: the 3D cursor)")
 
 
+def blend_settings(owner: bpy.types.Scene | bpy.types.Object) -> MocapBlendSettings:
+    """The blend settings of a scene (the panel's inputs) or of a blend result's armature (what made it)."""
+    holder = owner if isinstance(owner, bpy.types.Scene) else armature_data(owner)
+    settings: MocapBlendSettings = run_time_property(holder, "mocap_blend")
+    return settings
+
+
 def blend_result(obj: bpy.types.Object | None) -> bpy.types.Object | None:
     """``obj`` if it is an armature made by ``mocap.blend`` whose clips still exist."""
     if obj is None or obj.type != "ARMATURE":
         return None
-    settings = obj.data.mocap_blend
+    settings = blend_settings(obj)
     return obj if settings.clip_a is not None and settings.clip_b is not None else None
 
 
 def _mix_profile(result: bpy.types.Object | None, frames: np.ndarray, mix: float) -> np.ndarray | float:
     """The keyed mix of an existing result at ``frames``, else ``mix``."""
-    data = result.data if result is not None else None
+    data = armature_data(result) if result is not None else None
     action = data.animation_data.action if data is not None and data.animation_data else None
-    if action is None:
+    if data is None or action is None:
         return mix
     curve = curves_by_path(data, action).get((MIX_PATH, 0))
     return mix if curve is None else sample_fcurve(curve, frames)
 
 
 def _first_frame(obj: bpy.types.Object) -> int:
-    return round(obj.animation_data.action.frame_range[0])
+    action = obj.animation_data.action if obj.animation_data else None
+    if action is None:
+        raise ValueError(f"{obj.name} has no action")
+    return round(action.frame_range[0])
 
 
 @dataclass
@@ -173,15 +186,17 @@ def bake(context: bpy.types.Context, clip_a: bpy.types.Object, clip_b: bpy.types
             if result is None:
                 result = clip_a.copy()
                 result.name = f"{clip_a.name}_blend"
-                result.data = clip_a.data.copy()
-                result.data.animation_data_clear()
+                data = armature_data(clip_a).copy()
+                data.animation_data_clear()
+                result.data = data
+                assert context.collection is not None, "a collection to add the result to"
                 context.collection.objects.link(result)
             action = write_pose(result, mixed, name=result.name, frame_start=first)
     except BaseException:
         if old is not None and result is not None and result.name in bpy.data.objects:
             assign_action(result, old)
         raise
-    made = result.data.mocap_blend
+    made = blend_settings(result)
     made.clip_a, made.clip_b = clip_a, clip_b
     for name in OPTIONS:
         setattr(made, name, getattr(settings, name))
@@ -192,10 +207,12 @@ def bake(context: bpy.types.Context, clip_a: bpy.types.Object, clip_b: bpy.types
 
 
 def _make_active(context: bpy.types.Context, obj: bpy.types.Object) -> None:
-    for other in context.view_layer.objects.selected:
+    view_layer = context.view_layer
+    assert view_layer is not None, "run with a view layer"
+    for other in view_layer.objects.selected:
         other.select_set(False)
     obj.select_set(True)
-    context.view_layer.objects.active = obj
+    view_layer.objects.active = obj
 
 
 def clip_to_world(obj: bpy.types.Object) -> np.ndarray:
@@ -218,17 +235,17 @@ class MOCAP_OT_blend(_BlendOptions, bpy.types.Operator):
     clip_a: StringProperty(name="A", description="Armature whose action is mix 0")
     clip_b: StringProperty(name="B", description="Armature whose action is mix 1")
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         started = time.perf_counter()
-        objects = [bpy.data.objects.get(name) for name in (self.clip_a, self.clip_b)]
-        for name, obj in zip((self.clip_a, self.clip_b), objects):
-            if obj is None or obj.type != "ARMATURE":
-                self.report({"ERROR"}, f"Blend failed: no armature called {name!r}")
-                return {"CANCELLED"}
-        existing = blend_result(bpy.data.objects.get(f"{self.clip_a}_blend"))
-        result = existing if existing is not None and existing.data.mocap_blend.clip_a == objects[0] else None
+        clip_a, clip_b = armature_named(self.clip_a), armature_named(self.clip_b)
+        if clip_a is None or clip_b is None:
+            missing = self.clip_a if clip_a is None else self.clip_b
+            self.report({"ERROR"}, f"Blend failed: no armature called {missing!r}")
+            return {"CANCELLED"}
+        existing = blend_result(armature_named(f"{self.clip_a}_blend"))
+        result = existing if existing is not None and blend_settings(existing).clip_a == clip_a else None
         try:
-            result = bake(context, objects[0], objects[1], self, result)
+            result = bake(context, clip_a, clip_b, self, result)
         except (ValueError, RuntimeError) as error:
             self.report({"ERROR"}, f"Blend failed: {error}")
             return {"CANCELLED"}
@@ -238,7 +255,7 @@ class MOCAP_OT_blend(_BlendOptions, bpy.types.Operator):
         return {"FINISHED"}
 
 
-class _OnBlendResult:
+class _OnBlendResult(bpy.types.Operator):
     """Operators that work on the active blend result."""
 
     bl_options = {"REGISTER", "UNDO"}
@@ -248,16 +265,22 @@ class _OnBlendResult:
         return blend_result(context.active_object) is not None
 
 
-class MOCAP_OT_blend_update(_OnBlendResult, bpy.types.Operator):
+def _active_result(context: bpy.types.Context) -> bpy.types.Object:
+    result = blend_result(context.active_object)
+    assert result is not None, "poll: a blend result is active"
+    return result
+
+
+class MOCAP_OT_blend_update(_OnBlendResult):
     """Bake the active blend result again from its clips, following its keyed mix"""
 
     bl_idname = "mocap.blend_update"
     bl_label = "Update Blend"
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
-        result = context.active_object
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
+        result = _active_result(context)
         try:
-            made = result.data.mocap_blend
+            made = blend_settings(result)
             bake(context, made.clip_a, made.clip_b, made, result)
         except (ValueError, RuntimeError) as error:
             self.report({"ERROR"}, f"Update failed: {error}")
@@ -266,12 +289,12 @@ class MOCAP_OT_blend_update(_OnBlendResult, bpy.types.Operator):
 
 
 def _bone_of(result: bpy.types.Object, bone: str) -> str:
-    if bone not in result.pose.bones:
+    if bone not in pose_bones(result):
         raise ValueError(f"{result.name} has no bone {bone!r}")
     return bone
 
 
-class MOCAP_OT_envelope(_OnBlendResult, bpy.types.Operator):
+class MOCAP_OT_envelope(_OnBlendResult):
     """Draw a bone's path for several mixes between A and B as curves (the envelope), in their own collection"""
 
     bl_idname = "mocap.envelope"
@@ -280,11 +303,11 @@ class MOCAP_OT_envelope(_OnBlendResult, bpy.types.Operator):
     bone: StringProperty(name="Bone")
     count: IntProperty(name="Paths", default=11, min=2, max=101)
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core.blend import envelope
 
-        result = context.active_object
-        settings = result.data.mocap_blend
+        result = _active_result(context)
+        settings = blend_settings(result)
         mixes = np.linspace(0.0, 1.0, self.count)
         try:
             bone = _bone_of(result, self.bone)
@@ -308,6 +331,7 @@ def _envelope_collection(context: bpy.types.Context, name: str) -> bpy.types.Col
     collection = bpy.data.collections.get(name)
     if collection is None:
         collection = bpy.data.collections.new(name)
+        assert context.scene is not None, "a scene to show the paths in"
         context.scene.collection.children.link(collection)
     for obj in list(collection.objects):
         data = obj.data
@@ -331,7 +355,7 @@ def _path_object(name: str, points: np.ndarray, mix: float) -> bpy.types.Object:
     return obj
 
 
-class MOCAP_OT_solve_mix(_OnBlendResult, bpy.types.Operator):
+class MOCAP_OT_solve_mix(_OnBlendResult):
     """Key the mix that brings the bone onto the target (an Empty, or the 3D cursor) at the current frame"""
 
     bl_idname = "mocap.solve_mix"
@@ -340,12 +364,13 @@ class MOCAP_OT_solve_mix(_OnBlendResult, bpy.types.Operator):
     bone: StringProperty(name="Bone")
     target: StringProperty(name="Target", description="Empty to reach (empty: the 3D cursor)")
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core.blend import solve_mix
 
-        result = context.active_object
-        settings = result.data.mocap_blend
-        frame = context.scene.frame_current
+        result, scene = _active_result(context), context.scene
+        assert scene is not None, "a scene's current frame"
+        settings = blend_settings(result)
+        frame = scene.frame_current
         try:
             bone = _bone_of(result, self.bone)
             goal = self._goal(context)
@@ -356,7 +381,7 @@ class MOCAP_OT_solve_mix(_OnBlendResult, bpy.types.Operator):
             world = clip_to_world(result)
             target = np.linalg.solve(world, np.append(goal, 1.0))[:3]
             mix, distance = solve_mix(prepared.a, prepared.b, bone, index, target, **prepared.options)
-            undo = _key_mix(result.data, frame, mix)
+            undo = _key_mix(armature_data(result), frame, mix)
             try:
                 bake(context, settings.clip_a, settings.clip_b, settings, result, prepared)
             except BaseException:
@@ -376,6 +401,7 @@ class MOCAP_OT_solve_mix(_OnBlendResult, bpy.types.Operator):
     def _goal(self, context: bpy.types.Context) -> np.ndarray:
         """The target's world position: the named Empty's, else the 3D cursor's."""
         if not self.target:
+            assert context.scene is not None, "a scene's 3D cursor"
             return np.array(context.scene.cursor.location)
         empty = bpy.data.objects.get(self.target)
         if empty is None:
@@ -385,18 +411,19 @@ class MOCAP_OT_solve_mix(_OnBlendResult, bpy.types.Operator):
 
 def _key_mix(data: bpy.types.Armature, frame: int, mix: float) -> Callable[[], None]:
     """Set and key the result's mix at ``frame``; returns what undoes it."""
-    settings = data.mocap_blend
+    settings: MocapBlendSettings = run_time_property(data, "mocap_blend")
     value = settings.mix
     action = data.animation_data.action if data.animation_data else None
     curve = curves_by_path(data, action).get((MIX_PATH, 0)) if action is not None else None
     keyed = curve is not None and np.any(_key_frames(curve) == frame)
-    keyed_value = float(sample_fcurve(curve, np.array([float(frame)]))[0]) if keyed else 0.0
+    keyed_value = float(sample_fcurve(curve, np.array([float(frame)]))[0]) if curve is not None and keyed else 0.0
     settings.mix = mix
     data.keyframe_insert(MIX_PATH, frame=frame)
 
     def undo() -> None:
         if action is None:
-            bpy.data.actions.remove(data.animation_data.action)
+            if data.animation_data is not None and data.animation_data.action is not None:
+                bpy.data.actions.remove(data.animation_data.action)
             data.animation_data_clear()
         elif keyed:
             settings.mix = keyed_value
@@ -424,9 +451,10 @@ class VIEW3D_PT_mocap_blend(bpy.types.Panel):
     bl_options = {"DEFAULT_CLOSED"}
 
     def draw(self, context: bpy.types.Context) -> None:
-        layout = self.layout
+        layout, scene = self.layout, context.scene
+        assert layout is not None and scene is not None
         layout.use_property_split = True
-        settings = context.scene.mocap_blend
+        settings = blend_settings(scene)
         column = layout.column()
         for name in ("clip_a", "clip_b", *OPTIONS):
             column.prop(settings, name)
@@ -442,12 +470,12 @@ class VIEW3D_PT_mocap_blend(bpy.types.Panel):
             layout.label(text="Select a blend result to key its mix")
             return
         box = layout.box()
-        made = result.data.mocap_blend
+        made = blend_settings(result)
         box.label(text=f"{result.name}: {made.clip_a.name} / {made.clip_b.name}")
         box.prop(made, "mix", text="Mix (keyable)")
         box.operator(MOCAP_OT_blend_update.bl_idname, icon="FILE_REFRESH")
-        tools = context.scene.mocap_blend_tools
-        box.prop_search(tools, "bone", result.data, "bones")
+        tools = run_time_property(scene, "mocap_blend_tools")
+        box.prop_search(tools, "bone", armature_data(result), "bones")
         box.prop(tools, "count")
         operator = box.operator(MOCAP_OT_envelope.bl_idname, icon="CURVE_PATH")
         operator.bone, operator.count = tools.bone, tools.count
@@ -461,12 +489,13 @@ CLASSES = (MocapBlendSettings, MocapBlendTools, MOCAP_OT_blend, MOCAP_OT_blend_u
 
 
 def register_properties() -> None:
-    bpy.types.Scene.mocap_blend = PointerProperty(type=MocapBlendSettings)
-    bpy.types.Armature.mocap_blend = PointerProperty(type=MocapBlendSettings)
-    bpy.types.Scene.mocap_blend_tools = PointerProperty(type=MocapBlendTools)
+    # The stubs say bpy.props functions return nothing.
+    add_properties(bpy.types.Scene, mocap_blend=PointerProperty(type=MocapBlendSettings),  # type: ignore[func-returns-value]
+                   mocap_blend_tools=PointerProperty(type=MocapBlendTools))  # type: ignore[func-returns-value]
+    add_properties(bpy.types.Armature, mocap_blend=PointerProperty(type=MocapBlendSettings))  # type: ignore[func-returns-value]
 
 
 def unregister_properties() -> None:
-    del bpy.types.Scene.mocap_blend_tools
-    del bpy.types.Armature.mocap_blend
-    del bpy.types.Scene.mocap_blend
+    remove_properties(bpy.types.Scene, "mocap_blend_tools")
+    remove_properties(bpy.types.Armature, "mocap_blend")
+    remove_properties(bpy.types.Scene, "mocap_blend")

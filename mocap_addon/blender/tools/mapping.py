@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import bpy
 from bpy.props import EnumProperty, StringProperty
 
-from ..bone_mapping import MOCAP_PG_bone_mapping, detect_mapping, stored_mapping
+from ..armature import armature_data
+from ..bone_mapping import MOCAP_PG_bone_mapping, detect_mapping, mapping_entries, stored_mapping
+from ..compat import run_time_property
 
 if TYPE_CHECKING:
+    from bpy.stub_internal.rna_enums import OperatorReturnItems
+
     from ...core.naming import Preset
 
 
@@ -64,7 +68,7 @@ class _MappingOperator(bpy.types.Operator):
     def poll(cls, context: bpy.types.Context) -> bool:
         return _armature(context) is not None
 
-    def detect(self, context: bpy.types.Context, preset: Preset | None = None) -> set[str]:
+    def detect(self, context: bpy.types.Context, preset: Preset | None = None) -> set[OperatorReturnItems]:
         """Map the active armature's bones (``preset`` first), store, and report what is missing."""
         from ...core.naming import REQUIRED_JOINTS, missing_joints
 
@@ -84,7 +88,7 @@ class MOCAP_OT_map_bones(_MappingOperator):
     bl_idname = "mocap.map_bones"
     bl_label = "Detect Mapping"
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         return self.detect(context)
 
 
@@ -99,7 +103,7 @@ class MOCAP_OT_load_mapping_preset(_MappingOperator):
     filepath: StringProperty(name="File", subtype="FILE_PATH", options={"SKIP_SAVE"},
                              description="A preset JSON file to load instead of a listed preset")
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core.naming import builtin_presets, load_preset
 
         kind, _, key = self.preset.partition(":")
@@ -130,14 +134,15 @@ class MOCAP_OT_save_mapping_preset(bpy.types.Operator):
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         obj = _armature(context)
-        return obj is not None and len(obj.data.mocap_mapping) > 0
+        return obj is not None and len(mapping_entries(obj)) > 0
 
-    def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
+    def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[OperatorReturnItems]:
         obj = _armature(context)
         self.name = self.name or (obj.name if obj is not None else "")
+        assert context.window_manager is not None, "run in a window"
         return context.window_manager.invoke_props_dialog(self)
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core.naming import Preset, save_preset
 
         obj = _armature(context)
@@ -163,13 +168,14 @@ class MOCAP_UL_bone_mapping(bpy.types.UIList):
     """Bones with their canonical joints; folded and unmapped bones marked."""
 
     def draw_item(self, context: bpy.types.Context, layout: bpy.types.UILayout, data: Any, item: Any,
-                  icon: int, active_data: Any, active_property: str, index: int = 0, flt_flag: int = 0) -> None:
+                  icon: int | None, active_data: Any, active_property: str | None, index: int | None = 0,
+                  flt_flag: int | None = 0) -> None:
         row = layout.row(align=True)
         row.label(text=item.name, icon=_state_icon(item))
         row.prop(item, "canonical", text="")
 
 
-def _state_icon(entry: MOCAP_PG_bone_mapping) -> str:
+def _state_icon(entry: MOCAP_PG_bone_mapping) -> Literal["BONE_DATA", "REMOVE", "QUESTION"]:
     if entry.canonical:
         return "BONE_DATA"
     return "REMOVE" if entry.rule.startswith("folded") else "QUESTION"
@@ -191,21 +197,22 @@ class VIEW3D_PT_mocap_mapping(bpy.types.Panel):
         from ...core.naming import REQUIRED_JOINTS, missing_joints
 
         obj = _armature(context)
-        assert obj is not None
         layout = self.layout
+        assert obj is not None and layout is not None
         row = layout.row(align=True)
         row.operator(MOCAP_OT_map_bones.bl_idname, icon="VIEWZOOM")
         row.operator_menu_enum(MOCAP_OT_load_mapping_preset.bl_idname, "preset", text="Preset",
                                icon="PRESET")
         row.operator(MOCAP_OT_save_mapping_preset.bl_idname, text="", icon="ADD")
-        data = obj.data
-        if not data.mocap_mapping:
+        data, entries = armature_data(obj), mapping_entries(obj)
+        if not entries:
             layout.label(text="No mapping yet: Detect Mapping", icon="INFO")
             return
         layout.template_list("MOCAP_UL_bone_mapping", "", data, "mocap_mapping", data, "mocap_mapping_index",
                              rows=8)
-        if 0 <= data.mocap_mapping_index < len(data.mocap_mapping):
-            layout.label(text=data.mocap_mapping[data.mocap_mapping_index].rule or "-", icon="INFO")
+        active = run_time_property(data, "mocap_mapping_index")
+        if 0 <= active < len(entries):
+            layout.label(text=entries[active].rule or "-", icon="INFO")
         missing = missing_joints(stored_mapping(obj), REQUIRED_JOINTS)
         box = layout.box()
         if missing:

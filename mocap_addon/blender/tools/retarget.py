@@ -12,15 +12,21 @@ from __future__ import annotations
 
 import json
 import time
+from typing import TYPE_CHECKING
 
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, PointerProperty, StringProperty
 
 from ...core.retarget import LENGTHS, METHODS, ROOT_MODES
+from ..armature import armature_data, armature_named, pose_bones
 from ..armature_to_clip import armature_action
 from ..bone_mapping import armature_mapping
 from ..choices import enum_items
+from ..compat import add_properties, id_property, remove_properties, run_time_property
+
+if TYPE_CHECKING:
+    from bpy.stub_internal.rna_enums import OperatorReturnItems
 
 REFERENCE_POSE = "mocap_reference_pose"  # on the armature data: bone -> pose rotation relative to rest (3x3)
 METHOD_ITEMS = enum_items(METHODS, {
@@ -58,7 +64,7 @@ def reference_rotations(obj: bpy.types.Object) -> np.ndarray | None:
     from ...core.kinematics import rest_pose
     from ..motion import armature_skeleton, clip_space
 
-    stored = obj.data.get(REFERENCE_POSE)
+    stored = id_property(armature_data(obj), REFERENCE_POSE)
     if stored is None:
         return None
     turns = json.loads(stored)
@@ -79,17 +85,16 @@ class MOCAP_OT_retarget(_RootOption, bpy.types.Operator):
     source: StringProperty(name="Source", description="Armature whose action is read")
     target: StringProperty(name="Target", description="Armature that gets the new action")
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core.retarget import retarget
         from ..motion import armature_clip, armature_skeleton, write_clip
         from ..rollback import nothing_left_behind
 
         started = time.perf_counter()
-        source, target = bpy.data.objects.get(self.source), bpy.data.objects.get(self.target)
-        for role, obj in (("source", source), ("target", target)):
-            if obj is None or obj.type != "ARMATURE":
-                self.report({"ERROR"}, f"Retarget: choose a {role} armature")
-                return {"CANCELLED"}
+        source, target = armature_named(self.source), armature_named(self.target)
+        if source is None or target is None:
+            self.report({"ERROR"}, f"Retarget: choose a {'source' if source is None else 'target'} armature")
+            return {"CANCELLED"}
         source_action = armature_action(source)
         if source_action is None:
             self.report({"ERROR"}, f"Retarget: {source.name} has no action")
@@ -122,13 +127,14 @@ class MOCAP_OT_to_canonical(_CanonicalOptions, bpy.types.Operator):
         obj = context.active_object
         return obj is not None and obj.type == "ARMATURE" and armature_action(obj) is not None
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core.retarget import to_canonical
         from ..clip_to_armature import ImportSettings, import_clip
         from ..conversion import DEFAULT_AXES, conversion_matrix
         from ..motion import armature_clip
 
-        obj = context.active_object
+        obj, view_layer = context.active_object, context.view_layer
+        assert obj is not None and view_layer is not None, "poll: an active armature"
         try:
             clip = armature_clip(obj)
             canonical = to_canonical(clip, method=self.method, lengths=self.lengths, mapping=armature_mapping(obj),
@@ -138,10 +144,10 @@ class MOCAP_OT_to_canonical(_CanonicalOptions, bpy.types.Operator):
         except ValueError as error:
             self.report({"ERROR"}, f"Canonical conversion failed: {error}")
             return {"CANCELLED"}
-        for other in context.view_layer.objects.selected:
+        for other in view_layer.objects.selected:
             other.select_set(False)
         result.obj.select_set(True)
-        context.view_layer.objects.active = result.obj
+        view_layer.objects.active = result.obj
         self.report({"INFO"}, f"Made {result.summary()}")
         return {"FINISHED"}
 
@@ -159,20 +165,22 @@ class MOCAP_OT_set_reference_pose(bpy.types.Operator):
     def poll(cls, context: bpy.types.Context) -> bool:
         return context.active_object is not None and context.active_object.type == "ARMATURE"
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
-        obj = context.active_object
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
+        obj, view_layer = context.active_object, context.view_layer
+        assert obj is not None and view_layer is not None, "poll: an active armature"
+        data = armature_data(obj)
         if self.clear:
-            obj.data.pop(REFERENCE_POSE, None)
+            data.pop(REFERENCE_POSE, None)
             self.report({"INFO"}, f"{obj.name}: reference pose cleared (automatic T-pose)")
             return {"FINISHED"}
-        context.view_layer.update()
+        view_layer.update()
         turns = {}
-        for pose_bone in obj.pose.bones:
+        for pose_bone in pose_bones(obj):
             posed = np.array(pose_bone.matrix)[:3, :3]
             rest = np.array(pose_bone.bone.matrix_local)[:3, :3]
             posed /= np.linalg.norm(posed, axis=0)  # rotation only, whatever the bone's scale
             turns[pose_bone.name] = (posed @ np.linalg.inv(rest)).ravel().tolist()
-        obj.data[REFERENCE_POSE] = json.dumps(turns)
+        data[REFERENCE_POSE] = json.dumps(turns)
         self.report({"INFO"}, f"{obj.name}: current pose stored as its reference pose")
         return {"FINISHED"}
 
@@ -197,7 +205,8 @@ class VIEW3D_PT_mocap_retarget(bpy.types.Panel):
 
     def draw(self, context: bpy.types.Context) -> None:
         layout = self.layout
-        settings = context.scene.mocap_retarget
+        assert layout is not None and context.scene is not None
+        settings = run_time_property(context.scene, "mocap_retarget")
         column = layout.column(align=True)
         column.prop(settings, "source")
         column.prop(settings, "target")
@@ -222,7 +231,7 @@ class VIEW3D_PT_mocap_retarget(bpy.types.Panel):
         row = box.row(align=True)
         row.operator(MOCAP_OT_set_reference_pose.bl_idname, icon="POSE_HLT").clear = False
         row.operator(MOCAP_OT_set_reference_pose.bl_idname, text="", icon="X").clear = True
-        stored = REFERENCE_POSE in obj.data
+        stored = id_property(armature_data(obj), REFERENCE_POSE) is not None
         box.label(text="Reference pose: stored" if stored else "Reference pose: automatic T-pose")
 
 
@@ -231,8 +240,9 @@ CLASSES = (MOCAP_OT_retarget, MOCAP_OT_to_canonical, MOCAP_OT_set_reference_pose
 
 
 def register_properties() -> None:
-    bpy.types.Scene.mocap_retarget = PointerProperty(type=MOCAP_PG_retarget)
+    add_properties(bpy.types.Scene, mocap_retarget=PointerProperty(  # type: ignore[func-returns-value]  # stubs
+                       type=MOCAP_PG_retarget))
 
 
 def unregister_properties() -> None:
-    del bpy.types.Scene.mocap_retarget
+    remove_properties(bpy.types.Scene, "mocap_retarget")
