@@ -63,7 +63,7 @@ def test_a_mask_preset_keeps_the_other_joints_of_a(clips):
 
 def test_mask_presets_follow_the_stored_bone_mapping(clips):
     """Swap the arms in A's stored mapping by hand: the left-arm mask then blends the right arm."""
-    from mocap_addon.blender.tools.mapping import armature_mapping, store_mapping
+    from mocap_addon.blender.bone_mapping import armature_mapping, store_mapping
 
     bpy = clips
     armature = bpy.data.objects[A]

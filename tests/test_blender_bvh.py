@@ -225,7 +225,7 @@ def test_sidebar_panel_and_file_handlers_are_registered(addon):
         handler = getattr(bpy.types, f"MOCAP_FH_{extension}")
         assert handler.bl_file_extensions == dropped
         assert handler.bl_import_operator == f"import_anim.mocap_{extension}"
-    from mocap_addon.blender.files.panel import source_summary
+    from mocap_addon.blender.import_record import source_summary
 
     assert source_summary(None) == []
     obj = import_ours(bpy, SAMPLE)

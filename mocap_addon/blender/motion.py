@@ -21,8 +21,8 @@ import numpy as np
 from ..core import Pose, Skeleton
 from ..core.model import MOVE_CHANNELS, SCALE_CHANNEL
 from .animation import write_action
-from .files.base import conversion_matrix
-from .files.exporter import (
+from .armature import pose_bones
+from .armature_to_clip import (
     ExportSettings,
     armature_bone_frames,
     frame_range,
@@ -30,15 +30,14 @@ from .files.exporter import (
     read_armature,
     skeleton_from_bones,
 )
+from .conversion import DEFAULT_AXES, conversion_matrix
+from .import_record import skeleton_from_json, stored_record
 from .rig_math import local_basis
-from .storage import PROPERTY, skeleton_from_json
-
-DEFAULT_AXES = ("-Z", "Y")  # the exporters' default forward and up
 
 
 def clip_space(obj: bpy.types.Object) -> tuple[np.ndarray, float]:
     """File axes -> Blender axes (3x3) and Blender units per clip unit, as File > Export uses them."""
-    stored = obj.data.get(PROPERTY)
+    stored = stored_record(obj)
     if stored is None:
         return conversion_matrix(*DEFAULT_AXES), 1.0
     _, record = skeleton_from_json(stored)
@@ -48,7 +47,7 @@ def clip_space(obj: bpy.types.Object) -> tuple[np.ndarray, float]:
 def armature_skeleton(obj: bpy.types.Object) -> Skeleton:
     """The armature's skeleton in clip space: its import record's (under the bones' current names), else one
     made from its bones; the skeleton :func:`armature_pose` gives."""
-    stored = obj.data.get(PROPERTY)
+    stored = stored_record(obj)
     if stored is not None:
         skeleton = skeleton_from_json(stored)[0]
         return replace(skeleton, names=joint_bones(obj, skeleton))
@@ -81,7 +80,7 @@ def write_pose(obj: bpy.types.Object, pose: Pose, *, name: str, frame_start: int
     skeleton = pose.skeleton
     if not pose.frame_count:
         raise ValueError("the motion has no frames to write")
-    bones = obj.pose.bones
+    bones = pose_bones(obj)
     for joint_name, parent in zip(skeleton.names, skeleton.parents):
         if joint_name not in bones:
             raise ValueError(f"{obj.name} has no bone {joint_name!r}")
