@@ -187,7 +187,7 @@ def test_reference_pose_is_what_the_rig_stands_in_for_the_source_t_pose(addon):
 
 def test_the_stored_bone_mapping_is_used(addon):
     """A hand edit in the Bone Mapping panel (here: the rig's hips unmapped) is what retargeting reads."""
-    from mocap_addon.blender.tools.mapping import armature_mapping, store_mapping
+    from mocap_addon.blender.bone_mapping import armature_mapping, store_mapping
 
     bpy = addon
     source = import_sample(bpy)
@@ -234,7 +234,7 @@ def test_knees_and_elbows_bend_about_the_rigs_own_axes(addon):
     """Bandai's walk (every bone along its parent's +X at rest) through the operator onto Xia's imported
     walk (a rig with an action: its captures): the rig's knees and elbows bend about the axes of its own
     bones they bend about in its captures (within 3 degrees with the feet planted)."""
-    from mocap_addon.blender.motion import armature_clip
+    from mocap_addon.blender.motion import armature_pose
     from mocap_addon.core.anatomy import angle_between, hinge_axes
     from tests.conftest import CORPUS
 
@@ -246,7 +246,7 @@ def test_knees_and_elbows_bend_about_the_rigs_own_axes(addon):
     source = bpy.context.object
     bpy.ops.import_anim.mocap_bvh(filepath=str(rig))
     target = bpy.context.object
-    own = hinge_axes(armature_clip(target))
+    own = hinge_axes(armature_pose(target))
     assert bpy.ops.mocap.retarget(source=source.name, target=target.name) == {"FINISHED"}
-    for hinge, axis in hinge_axes(armature_clip(target)).items():
+    for hinge, axis in hinge_axes(armature_pose(target)).items():
         assert angle_between(axis, own[hinge]) < 3.0, hinge

@@ -20,6 +20,7 @@ from .body import reference_body
 from .kinematics import forward_kinematics
 from .model import Clip
 from .naming import map_skeleton
+from .pose import Pose
 from .rotations import FloatArray
 
 BENT = 10.0  # degrees: a hinge bent less than this tells nothing of its axis
@@ -36,15 +37,17 @@ class Sampled:
     canonical: dict[str, int]
 
     @classmethod
-    def of(cls, clip: Clip, mapping: Mapping[str, str | None] | None = None,
+    def of(cls, clip: Clip | Pose, mapping: Mapping[str, str | None] | None = None,
            frames: int | None = SAMPLES) -> Sampled:
         """``clip`` at up to ``frames`` evenly spread frames (all of them: ``None``)."""
         mapping = map_skeleton(clip.skeleton) if mapping is None else mapping
         canonical = {c: clip.skeleton.index(n) for n, c in mapping.items() if c is not None}
         count = clip.frame_count
         chosen = np.arange(count) if frames is None or count <= frames else np.linspace(0, count - 1, frames).round()
-        pose = forward_kinematics(Clip(clip.skeleton, clip.motion[chosen.astype(int)], clip.frame_time))
-        return cls(pose.rotations, pose.positions, canonical)
+        rows = chosen.astype(np.int64)
+        part = Clip(clip.skeleton, clip.motion[rows], clip.frame_time) if isinstance(clip, Clip) else clip.at(rows)
+        world = forward_kinematics(part)
+        return cls(world.rotations, world.positions, canonical)
 
     def has(self, *joints: str) -> bool:
         return all(j in self.canonical for j in joints)
@@ -80,7 +83,7 @@ class Sampled:
         return mean / size if size > 1e-6 else None
 
 
-def twist_axes(clip: Clip, canonical: dict[str, int]) -> dict[int, tuple[FloatArray, FloatArray]]:
+def twist_axes(clip: Clip | Pose, canonical: dict[str, int]) -> dict[int, tuple[FloatArray, FloatArray]]:
     """For each mapped joint whose twist the anatomy fixes: its measured axis (in its own frame) and the
     canonical axis it should lie along (see ``data/reference_body.json``, ``anatomy``)."""
     body = reference_body()
@@ -99,7 +102,7 @@ def twist_axes(clip: Clip, canonical: dict[str, int]) -> dict[int, tuple[FloatAr
     return out
 
 
-def hinge_axes(clip: Clip, mapping: Mapping[str, str | None] | None = None,
+def hinge_axes(clip: Clip | Pose, mapping: Mapping[str, str | None] | None = None,
                frames: int | None = SAMPLES) -> dict[str, FloatArray | None]:
     """Knee axes in the thighs' frames and elbow axes in the upper arms' (``knee_l``, ``knee_r``,
     ``elbow_l``, ``elbow_r`` -> unit vector, or ``None`` where it never bends)."""
@@ -108,7 +111,7 @@ def hinge_axes(clip: Clip, mapping: Mapping[str, str | None] | None = None,
     return {name: sampled.hinge(joints, joints[0]) for name, joints in body.hinges.items()}
 
 
-def largest_bend_step(clip: Clip, hinges: tuple[str, ...] = ("knee_l", "knee_r"),
+def largest_bend_step(clip: Clip | Pose, hinges: tuple[str, ...] = ("knee_l", "knee_r"),
                       mapping: Mapping[str, str | None] | None = None) -> float:
     """The largest change (degrees) of a hinge's bend (the angle between its two bones) from one frame to
     the next, over every frame of ``clip`` (a knee that snaps shows here)."""
@@ -125,7 +128,7 @@ def largest_bend_step(clip: Clip, hinges: tuple[str, ...] = ("knee_l", "knee_r")
     return largest
 
 
-def facing_to_travel(clip: Clip, joints: tuple[str, ...] = ("hips", "spine_04", "head"),
+def facing_to_travel(clip: Clip | Pose, joints: tuple[str, ...] = ("hips", "spine_04", "head"),
                      mapping: Mapping[str, str | None] | None = None, axis: FloatArray | None = None,
                      up: FloatArray | None = None) -> dict[str, float]:
     """Median angle (degrees) between each joint's ``axis`` (default +Z) and the direction of travel,
@@ -152,7 +155,7 @@ def facing_to_travel(clip: Clip, joints: tuple[str, ...] = ("hips", "spine_04", 
     return out
 
 
-def turn_between(clip: Clip, upper: str, lower: str, mapping: Mapping[str, str | None] | None = None,
+def turn_between(clip: Clip | Pose, upper: str, lower: str, mapping: Mapping[str, str | None] | None = None,
                  frames: int | None = SAMPLES) -> FloatArray:
     """The mean rotation (3, 3) of ``lower``'s frame in ``upper``'s (e.g. the head on the hips)."""
     sampled = Sampled.of(clip, mapping, frames)

@@ -25,9 +25,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .body import LEG_JOINTS, TOP_JOINTS
-from .kinematics import Pose, end_site_positions, forward_kinematics
+from .kinematics import World, end_site_positions, forward_kinematics
 from .model import Clip
 from .naming import map_skeleton
+from .pose import Pose
 from .rotations import FloatArray
 
 SIDES = ("l", "r")
@@ -93,7 +94,7 @@ class Contacts:
         return float(np.linalg.norm(step, axis=-1)[both].mean()) / self.leg
 
 
-def find_contacts(clip: Clip, mapping: Mapping[str, str | None] | None = None, *, low: float = LOW,
+def find_contacts(clip: Clip | Pose, mapping: Mapping[str, str | None] | None = None, *, low: float = LOW,
                   slow: float = SLOW, shortest: float = SHORTEST) -> Contacts:
     """The feet's contacts in ``clip`` (see the module notes); ``mapping`` as :func:`.naming.map_skeleton` gives.
 
@@ -142,7 +143,7 @@ def leg_length(positions: FloatArray, legs: list[list[int]]) -> float:
     return total / len(legs)
 
 
-def sole_points(clip: Clip, pose: Pose, feet: list[int]) -> FloatArray:
+def sole_points(clip: Clip | Pose, pose: World, feet: list[int]) -> FloatArray:
     """World positions ``(F, n, 3)`` of every joint and end site from the ankles down."""
     skeleton = clip.skeleton
     below = set(feet)

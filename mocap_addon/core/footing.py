@@ -27,9 +27,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .contacts import Contacts, find_contacts, floor_height, leg_length, sole_points
-from .kinematics import Pose, forward_kinematics, place_translation, translation_channels
-from .model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, encode_joint
-from .rotations import FloatArray
+from .kinematics import World, forward_kinematics
+from .model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton
+from .pose import Pose
+from .rotations import FloatArray, matrix_to_quaternion, quaternion_continuity
+from .vectors import dot, unit
 
 EASE = 0.15  # seconds over which a hold fades in before its contact and out after it
 BENT_PLANE = (5.0, 15.0)  # degrees of knee bend over which its axis turns from the anatomical one to its plane's
@@ -200,13 +202,6 @@ def _rotations_between(a: FloatArray, b: FloatArray) -> FloatArray:
     return rotations_about(unit(np.where((size > 1e-12)[:, None], axis, across)), angle)
 
 
-def unit(vectors: FloatArray) -> FloatArray:
-    lengths = np.linalg.norm(vectors, axis=-1, keepdims=True)
-    return vectors / np.where(lengths > 0, lengths, 1.0)
-
-
-def dot(a: FloatArray, b: FloatArray) -> FloatArray:
-    return np.einsum("...i,...i->...", a, b)
 
 
 @dataclass
@@ -239,17 +234,20 @@ class Planting:
         return text
 
 
-def standing(figure: Clip | Skeleton, mapping: Mapping[str, str | None], up: FloatArray) -> Standing:
+def standing(figure: Clip | Pose | Skeleton, mapping: Mapping[str, str | None], up: FloatArray) -> Standing:
     """How ``figure`` stands: a clip of two frames or more by its own captures (its contacts' floor and
     planted ankle height), else its first frame or rest pose standing on its lowest foot point."""
-    if isinstance(figure, Clip) and figure.frame_count > 1:
+    if not isinstance(figure, Skeleton) and figure.frame_count > 1:
         contacts = find_contacts(figure, mapping)
         height = contacts.planted_height()
         if np.isfinite(height):
             return Standing(contacts.up, contacts.floor, height * contacts.leg, contacts.leg)
-    skeleton = figure.skeleton if isinstance(figure, Clip) else figure
-    clip = Clip(figure.skeleton, figure.motion[:1], figure.frame_time) if isinstance(figure, Clip) and \
-        figure.frame_count else Clip(_at_rest(skeleton), np.zeros((1, 0)), 1.0)
+    skeleton = figure if isinstance(figure, Skeleton) else figure.skeleton
+    clip: Clip | Pose = Clip(_at_rest(skeleton), np.zeros((1, 0)), 1.0)
+    if isinstance(figure, Clip) and figure.frame_count:
+        clip = Clip(skeleton, figure.motion[:1], figure.frame_time)
+    elif isinstance(figure, Pose) and figure.frame_count:
+        clip = figure.at([0])
     index = {c: skeleton.index(n) for n, c in mapping.items() if c is not None}
     pose = forward_kinematics(clip)
     feet = [index[f"foot_{side}"] for side in "lr"]
@@ -267,9 +265,9 @@ def _at_rest(skeleton: Skeleton) -> Skeleton:
     return rest
 
 
-def plant_feet(result: Clip, target_mapping: Mapping[str, str | None], contacts: Contacts, stand: Standing,
+def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts: Contacts, stand: Standing,
                to_target: FloatArray, knee_axes: dict[str, FloatArray],
-               fewer_channels: Callable[[int, FloatArray], FloatArray]) -> tuple[Clip, Planting]:
+               fewer_channels: Callable[[int, FloatArray], FloatArray]) -> tuple[Pose, Planting]:
     """``result`` (a retarget, frame for frame with the source whose ``contacts`` are given) standing
     on the target's floor, its feet held while the source's are planted.
 
@@ -287,17 +285,17 @@ def plant_feet(result: Clip, target_mapping: Mapping[str, str | None], contacts:
     skeleton = result.skeleton
     index = {c: skeleton.index(n) for n, c in target_mapping.items() if c is not None}
     hips = index["hips"]
-    pose = forward_kinematics(result)
-    ankles = pose.positions[:, [index["foot_l"], index["foot_r"]]]
+    world = forward_kinematics(result)
+    ankles = world.positions[:, [index["foot_l"], index["foot_r"]]]
     down = contacts.touching[..., 0]
     heights = ankles @ stand.up
     shift = stand.floor + stand.ankle - float(np.median(heights[down])) if down.any() else 0.0
     out = result.copy()
-    _raise(out, hips, shift * stand.up, pose)
+    _raise(out, hips, shift * stand.up, world)
     if not contacts.touching.any():
         return out, Planting(shift, (0, 0), 0, 0.0)
     lifted = shift * stand.up
-    balls = pose.positions[:, [index.get(f"toes_{s}", index[f"foot_{s}"]) for s in "lr"]] + lifted
+    balls = world.positions[:, [index.get(f"toes_{s}", index[f"foot_{s}"]) for s in "lr"]] + lifted
     guide = contacts.points @ to_target.T  # the source's feet, turned and scaled into the target's world
     scale = float(np.linalg.norm(to_target[0]))
     source_level = contacts.floor + contacts.planted_height() * contacts.leg
@@ -306,15 +304,15 @@ def plant_feet(result: Clip, target_mapping: Mapping[str, str | None], contacts:
                                      guide[..., 1, :], (stand.up, level))
     missed, worst = 0, 0.0
     changed: dict[int, FloatArray] = {}
-    rotations, parents = pose.rotations, skeleton.parents
+    rotations, parents = world.rotations, skeleton.parents
     for side_index, side in enumerate("lr"):
         thigh, shin, foot = (index[f"{j}_{side}"] for j in ("upper_leg", "lower_leg", "foot"))
         active = weights[:, side_index] > 0
         if not active.any():
             continue
-        axis = _knee_axis(pose.positions[:, [thigh, shin, foot]], rotations[:, thigh] @ knee_axes[f"upper_leg_{side}"])
+        axis = _knee_axis(world.positions[:, [thigh, shin, foot]], rotations[:, thigh] @ knee_axes[f"upper_leg_{side}"])
         thigh_turn, shin_turn, miss = two_bone_ik(
-            pose.positions[:, thigh] + lifted, pose.positions[:, shin] + lifted, ankles[:, side_index] + lifted,
+            world.positions[:, thigh] + lifted, world.positions[:, shin] + lifted, ankles[:, side_index] + lifted,
             targets[:, side_index], axis, SOFTNESS)
         missed += int(np.count_nonzero(miss[active] > MISSED * stand.leg))
         worst = max(worst, float(miss[active].max()) / stand.leg)
@@ -344,39 +342,30 @@ def _transposed(rotations: FloatArray) -> FloatArray:
     return np.swapaxes(rotations, -1, -2)
 
 
-def _raise(clip: Clip, hips: int, lift: FloatArray, pose: Pose) -> None:
-    """Move ``clip``'s figure by the world vector ``lift`` (in place): the translation channels of the
-    joint nearest the root on the hips' chain that has all three."""
-    skeleton = clip.skeleton
+def _raise(pose: Pose, hips: int, lift: FloatArray, world: World) -> None:
+    """Move ``pose``'s figure by the world vector ``lift`` (in place): the local translation of the joint
+    nearest the root on the hips' chain that has all three translation channels."""
+    skeleton = pose.skeleton
     carrier = next((j for j in skeleton.chain(hips) if set(TRANSLATION_CHANNELS) <= set(skeleton.channels[j])), None)
     if carrier is None or not np.any(lift):
         return
     parent = skeleton.parents[carrier]
-    shift = np.broadcast_to(lift, (clip.frame_count, 3))
+    shift = np.broadcast_to(lift, (pose.frame_count, 3))
     if parent >= 0:
-        shift = (_transposed(pose.rotations[:, parent]) @ shift[..., None])[..., 0] / pose.scales[:, parent, None]
-    local = place_translation(skeleton, carrier, clip.joint_translations(carrier)) + shift
-    channels = translation_channels(skeleton, carrier, local)
-    for axis, name in enumerate(TRANSLATION_CHANNELS):
-        column = int(skeleton.channel_starts()[carrier]) + skeleton.channels[carrier].index(name)
-        clip.motion[:, column] = channels[:, axis]
+        shift = (_transposed(world.rotations[:, parent]) @ shift[..., None])[..., 0] / world.scales[:, parent, None]
+    pose.translations[:, carrier] += shift
 
 
-def _set_local_rotations(clip: Clip, locals_: dict[int, FloatArray],
+def _set_local_rotations(pose: Pose, locals_: dict[int, FloatArray],
                          fewer_channels: Callable[[int, FloatArray], FloatArray]) -> None:
-    """Write joints' new local rotations ``(F, 3, 3)`` (rest included) into ``clip``'s rotation channels
-    (in place), continuous from each joint's first frame."""
-    skeleton = clip.skeleton
-    starts = skeleton.channel_starts()
+    """Write joints' new local rotations ``(F, 3, 3)`` (rest included) into ``pose`` (in place), as
+    quaternions continuous in time; a joint of fewer than three rotation channels holds what they can."""
+    skeleton = pose.skeleton
     for joint, local in locals_.items():
-        layout = skeleton.channels[joint]
-        rotation_layout = tuple(c for c in layout if c in ROTATION_CHANNELS)
-        if not rotation_layout:
+        count = sum(c in ROTATION_CHANNELS for c in skeleton.channels[joint])
+        if count == 0:
             continue
-        columns = [int(starts[joint]) + k for k, c in enumerate(layout) if c in ROTATION_CHANNELS]
-        frame = _transposed(skeleton.rest_rotations[joint]) @ local
-        if len(rotation_layout) < 3:
-            frame = fewer_channels(joint, frame)
-        start = np.zeros(3)
-        start[:len(columns)] = clip.motion[0, columns]  # the joint's order first, any dropped axes at zero
-        clip.motion[:, columns] = encode_joint(rotation_layout, frame, reference=start)
+        if count < 3:
+            rest = skeleton.rest_rotations[joint]
+            local = rest @ fewer_channels(joint, rest.T @ local)
+        pose.rotations[:, joint] = quaternion_continuity(matrix_to_quaternion(local))
