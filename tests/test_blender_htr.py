@@ -140,7 +140,7 @@ def test_frame_translation_reading_is_chosen_by_evidence_and_kept(addon):
     rotation: its feet slide least so) and the armature keeps the choice and the note; forced, it obeys."""
     import json
 
-    from mocap_addon.blender.storage import PROPERTY
+    from mocap_addon.blender.import_record import PROPERTY
 
     path = CORPUS / "htr" / "gpr450_xbot_anim1.HTR"
     if not path.is_file():
