@@ -291,9 +291,19 @@ def test_dtw_recovers_a_smooth_time_warp_of_a_real_clip(cmu):
     assert pose_error(cmu, blend(cmu, warped, 0.5)) > 0.1
 
 
-def test_dtw_refuses_clips_too_different_in_length(walk):
-    with pytest.raises(ValueError, match="factor of two"):
-        blend(part(walk, 0, 20), walk, 0.5, align="dtw")
+def test_dtw_pairs_clips_of_any_length(walk):
+    """B six times as long: the part of it that best matches A; B a sixth of A: played, then looped or held."""
+    short, long = part(walk, 40, 60), walk
+    mixed = blend(short, long, 1.0, align="dtw", feet="free")
+    assert mixed.frame_count == 20 and mixed.metadata["blend"]["time"]["match"] == "part of b"
+    warp = mixed.metadata["warp"]
+    assert np.all(np.diff(warp) >= 0.5 - 1e-9) and np.all(np.diff(warp) <= 2 + 1e-9)
+    np.testing.assert_allclose(warp, np.arange(40, 60), atol=1.0)  # A is B's frames 40-59
+    back = blend(long, short, 1.0, align="dtw", feet="free")
+    assert back.frame_count == long.frame_count
+    time = back.metadata["blend"]["time"]
+    assert time["loops"] > 0 or time["held_from"] is not None
+    assert np.all((back.metadata["warp"] >= 0) & (back.metadata["warp"] <= 19))
 
 
 @settings(max_examples=40, deadline=None)
@@ -524,8 +534,9 @@ def test_clips_on_two_skeletons_blend():
     assert half.skeleton.names == cmu.skeleton.names and half.frame_count == cmu.frame_count
     assert np.all(np.isfinite(half.motion))
     assert np.array_equal(blend(cmu, bandai, 0.0).motion, cmu.motion)
-    onto = retarget(bandai, cmu, feet="free")  # what blend retargets with (issue 20 decides on planted feet)
-    assert pose_error(part(onto, 0, cmu.frame_count), cmu) > 0.01
-    assert pose_error(blend(cmu, bandai, 1.0), part(onto, 0, cmu.frame_count)) < 1e-4
+    for feet in ("planted", "free"):  # at mix 1, b on a's body: its retarget, feet as the blend's
+        onto = retarget(bandai, cmu, feet=feet)
+        assert pose_error(part(onto, 0, cmu.frame_count), cmu) > 0.01
+        assert pose_error(blend(cmu, bandai, 1.0, feet=feet), part(onto, 0, cmu.frame_count)) < 1e-4  # rates differ
     backwards = blend(bandai, cmu, 0.5)
     assert backwards.skeleton.names == bandai.skeleton.names
