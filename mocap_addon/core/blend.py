@@ -84,7 +84,7 @@ SHORTEST_LOOP = 0.5  # seconds: a loop is at least this long
 WARP_SMOOTHING = 0.1  # seconds: the time warp's speed is smoothed over about this (see timewarp.warp_onto)
 LOOP_EASE = 0.25  # seconds over which a loop's pass eases from the pose the last pass ended in
 UNMOVED = 1e-9  # leg lengths: an ankle whose target is nearer than this is left as the mix made it
-SAME_FLOOR = 1e-3  # leg lengths: b's planted ankles within this of a's height stand on a's floor
+SAME_FLOOR = 0.015  # leg lengths: b (on a's body as it is) whose planted ankles are farther from a's is moved onto a's floor
 HELD_MIXES_AT_ONCE = 8  # mixes whose legs are held at once (an envelope's arrays stay small)
 
 Mask = str | Mapping[str, float] | None
@@ -686,7 +686,7 @@ def _same_joint(a: Skeleton, b: Skeleton, joint: int) -> bool:
     return (a.channels[joint] == b.channels[joint]
             and bool(a.position_replaces_offset[joint] == b.position_replaces_offset[joint])
             and bool(a.translation_in_rest_frame[joint] == b.translation_in_rest_frame[joint])
-            and np.array_equal(a.offsets[joint], b.offsets[joint])
+            and (bool(a.position_replaces_offset[joint]) or np.array_equal(a.offsets[joint], b.offsets[joint]))
             and np.array_equal(a.rest_rotations[joint], b.rest_rotations[joint])
             and np.array_equal(a.length_directions[joint], b.length_directions[joint]))
 
