@@ -1,0 +1,652 @@
+"""Motion graphs: where the frames of a library of clips can jump to other frames (:func:`build`).
+
+The third part of the motion-synthesis thesis, after Lee et al. 2002 and Schödl
+et al. 2000: a first-order Markov process over the frames of every clip.  The
+probability of playing frame ``j`` after frame ``i`` is ``P = exp(-D(i, j-1) /
+sigma)``: high when frame ``i`` looks like the frame before ``j``.
+
+The distance (ours, in the thesis's form ``D = d(pose) + nu * d(velocity)``)
+compares the weighted joints as point clouds (Kovar et al. 2002).  Every clip
+is first put on the canonical skeleton (:func:`.retarget.to_canonical`, one
+body for all) and resampled to one frame rate.  Each frame's joints are taken
+about their weighted centroid, with their velocities; the second frame is
+turned about the vertical by the angle that brings it closest to the first, so
+
+    D(a, b) = min over theta of  sum_k w_k (|p_ak - R(theta) p_bk|^2 + nu * tau^2 |v_ak - R(theta) v_bk|^2)
+                                 / (sum_k w_k * s^2)
+
+with ``s`` a tenth of the reference body's stature and ``tau`` a tenth of a
+second (``data/motion_graph.json``).  ``D`` is 0 for identical frames and does
+not change when a clip is turned about the vertical or moved on the ground (or
+stands on a floor at another height).  With points as complex numbers ``x + iz``
+the best turn has a closed form, so all distances come from two Gram products
+(one complex, one real) computed in blocks of rows, never as a dense matrix.
+
+Pruning (Lee et al.): ``P`` below the threshold; within one clip, frames closer
+than ``min_gap`` seconds (so playing on is never a transition); different foot
+contacts at ``i`` and ``j-1``; only the best of similar ones (``local_maxima``:
+no better pair within ``similar_within_seconds`` of both frames); and dead ends
+(``strongly_connected``: only the largest strongly connected part is kept, on a
+graph whose nodes are runs of frames between transitions, and a transition must
+land at least ``min_gap`` before the kept part of its clip ends, so motion made
+from the graph can always keep ``min_gap`` between transitions).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .kinematics import world_positions
+from .model import Clip
+from .naming import CANONICAL_JOINTS, map_skeleton
+from .retarget import to_canonical
+from .rotations import FloatArray
+from .timing import resample
+
+IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
+
+SETTINGS = Path(__file__).parent / "data" / "motion_graph.json"
+REFERENCE_BODY = Path(__file__).parent / "data" / "reference_body.json"
+FORMAT_VERSION = 1
+BLOCK_ELEMENTS = 1 << 22  # distances per block of rows: bounds the memory a build takes (about 12 bytes each)
+
+
+class Transition(NamedTuple):
+    """After frame ``source`` play frame ``target`` (global frame numbers)."""
+
+    source: int
+    target: int
+    cost: float
+    probability: float
+
+
+@cache
+def defaults() -> dict[str, Any]:
+    """The motion graph's defaults (``data/motion_graph.json``) with the reference stature."""
+    settings = dict(json.loads(SETTINGS.read_text(encoding="utf-8")))
+    settings["stature_m"] = float(json.loads(REFERENCE_BODY.read_text(encoding="utf-8"))["stature_m"])
+    return settings
+
+
+def joint_weights(weights: Mapping[str, float] | Sequence[float] | None = None) -> FloatArray:
+    """One weight per canonical joint: the defaults, a mapping from canonical joint names, or a sequence."""
+    if weights is None:
+        weights = defaults()["joint_weights"]
+    if isinstance(weights, Mapping):
+        unknown = sorted(set(weights) - set(CANONICAL_JOINTS))
+        if unknown:
+            raise ValueError(f"weights name joints the canonical skeleton lacks: {', '.join(unknown)}")
+        out = np.array([float(weights.get(name, 0.0)) for name in CANONICAL_JOINTS])
+    else:
+        out = np.asarray(weights, dtype=np.float64).ravel()
+        if out.size != len(CANONICAL_JOINTS):
+            raise ValueError(f"weights: {out.size} values for {len(CANONICAL_JOINTS)} canonical joints")
+    if not np.all(np.isfinite(out)) or np.any(out < 0) or not np.any(out > 0):
+        raise ValueError("weights must be finite, non-negative and not all zero")
+    return out
+
+
+def library_clip(clip: Clip, fps: float, mapping: Mapping[str, str | None] | None = None) -> Clip:
+    """``clip`` as a motion graph holds it: resampled to ``fps``, on the canonical skeleton (``mapping`` as
+    :func:`.naming.map_skeleton` gives, detected when ``None``)."""
+    return to_canonical(resample(clip, 1.0 / fps), mapping=mapping)
+
+
+def clip_name(clip: Clip, index: int) -> str:
+    """The name a graph gives a clip: ``metadata["name"]``, else its file's name, else ``clip <index>``."""
+    name = clip.metadata.get("name") or clip.metadata.get("source")
+    return os.path.basename(str(name)) if name else f"clip {index}"
+
+
+# --- the distance ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Features:
+    """What the distance compares, per frame: ``ground`` ``(N, K)`` the weighted joints' positions about
+    their centroid and their scaled velocities as ``x + iz`` (each frame turned to face +Z by its hips, which
+    the optimal turn makes immaterial but keeps the numbers of turned copies identical), ``height`` ``(N, K)``
+    the same points' heights and vertical velocities.  Scaled so that squared differences sum to ``D``."""
+
+    ground: NDArray[np.complex128]
+    height: FloatArray
+
+    @property
+    def frame_count(self) -> int:
+        return int(self.ground.shape[0])
+
+    def squared(self) -> FloatArray:
+        """``|f|^2`` per frame: ``D(a, b) = |f_a|^2 + |f_b|^2 - 2 * similarity``."""
+        return np.sum(self.ground.real ** 2 + self.ground.imag ** 2, axis=1) + np.sum(self.height ** 2, axis=1)
+
+    def costs(self, first: IntArray, second: IntArray) -> FloatArray:
+        """``D`` between frame pairs, in float64 straight from the differences (0 for equal frames)."""
+        out = np.empty(len(first))
+        for start in range(0, len(first), 4096):
+            a, b = first[start:start + 4096], second[start:start + 4096]
+            product = np.einsum("pk,pk->p", np.conj(self.ground[a]), self.ground[b])
+            size = np.abs(product)
+            turn = np.where(size > 0, np.conj(product) / np.where(size > 0, size, 1.0), 1.0)
+            ground = self.ground[a] - turn[:, None] * self.ground[b]
+            height = self.height[a] - self.height[b]
+            out[start:start + 4096] = (np.sum(ground.real ** 2 + ground.imag ** 2, axis=1)
+                                       + np.sum(height ** 2, axis=1))
+        return out
+
+    @staticmethod
+    def join(parts: Sequence[Features]) -> Features:
+        parts = [p for p in parts if p.frame_count]
+        return Features(np.concatenate([p.ground for p in parts]), np.concatenate([p.height for p in parts]))
+
+
+def frame_features(clip: Clip, weights: FloatArray, nu: float) -> Features:
+    """:class:`Features` of a canonical clip (see the module notes)."""
+    settings = defaults()
+    unit = settings["length_unit_in_statures"] * settings["stature_m"]
+    joints = np.flatnonzero(weights > 0)
+    share = np.sqrt(weights[joints] / weights[joints].sum()) / unit
+    positions = world_positions(clip)[:, joints]
+    hips = clip.joint_rotations(CANONICAL_JOINTS.index("hips"))  # canonical rest rotations are identity
+    facing = np.exp(1j * np.arctan2(hips[:, 0, 2], hips[:, 2, 2]))  # turns the hips' forward onto +Z
+    centroid = np.einsum("fjc,j->fc", positions, weights[joints] / weights[joints].sum())
+    around = positions - centroid[:, None]
+    if clip.frame_count > 1:
+        velocity = np.gradient(positions, axis=0) * (clip.fps * settings["velocity_seconds"] * math.sqrt(nu))
+    else:
+        velocity = np.zeros_like(positions)
+    points = np.concatenate([around, velocity], axis=1) * np.concatenate([share, share])[:, None]
+    return Features((points[..., 0] + 1j * points[..., 2]) * facing[:, None], points[..., 1].copy())
+
+
+# --- matching in blocks ------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Rules:
+    """Which frame pairs may become transitions: the clip each frame is in, the gap within a clip, the
+    feet's contact states (``None``: not compared), and the largest ``D`` allowed."""
+
+    clip: IntArray
+    gap: int
+    contact: NDArray[np.uint8] | None
+    largest: float
+    continues: BoolArray = field(init=False)  # whether each frame's next frame is in the same clip
+
+    def __post_init__(self) -> None:
+        self.continues = np.append(self.clip[1:] == self.clip[:-1], False)
+
+    def allow(self, first: IntArray, second: IntArray) -> BoolArray:
+        same = self.clip[first] == self.clip[second]
+        allowed = ~same | (np.abs(first - second) >= self.gap)
+        if self.contact is not None:
+            allowed &= self.contact[first] == self.contact[second]
+        return np.asarray(allowed)
+
+
+def _match(features: Features, rules: _Rules, local_maxima: bool,
+           first_column: int = 0) -> tuple[IntArray, IntArray, NDArray[np.float32]]:
+    """Frame pairs ``a < b`` (``b >= first_column``) with ``D <= rules.largest`` that the rules allow and,
+    with ``local_maxima``, whose 8 neighbours allowed by the rules are no closer; with ``(largest - D) / 2``
+    in float32.
+
+    ``D = S_a + S_b - 2 (|g_ab| + h_ab)`` with ``g`` the complex Gram product of the ground points and ``h``
+    the real one of the heights, a block of rows at a time (columns from the block's first row on: ``D`` is
+    symmetric).  The test ``D <= largest`` is ``|g| >= (S_a + S_b - largest) / 2 - h``, whose right side is
+    one real product with two extra columns.
+    """
+    count = features.frame_count
+    ground = features.ground.astype(np.complex64)
+    conjugate = np.conj(ground)
+    half = 0.5 * (features.squared() - rules.largest)
+    ones = np.ones((count, 1))
+    rows_height = np.hstack([-features.height, half[:, None], ones]).astype(np.float32)
+    columns_height = np.hstack([features.height, ones, half[:, None]]).astype(np.float32)
+    firsts: list[IntArray] = []
+    seconds: list[IntArray] = []
+    values: list[NDArray[np.float32]] = []
+    start = 0
+    while start < count - 1:
+        column = max(start + 1, first_column) - 1
+        stop = min(count, start + max(16, BLOCK_ELEMENTS // (count - column) - 2))
+        top, bottom = max(0, start - 1), min(count, stop + 1)
+        size = np.abs(conjugate[top:bottom] @ ground[column:].T)
+        bound = rows_height[top:bottom] @ columns_height[column:].T
+        a, b = np.nonzero(size[start - top:stop - top] >= bound[start - top:stop - top])
+        a += start
+        b += column
+        keep = (b > a) & (b >= first_column)
+        a, b = a[keep], b[keep]
+        keep = rules.allow(a, b)
+        a, b = a[keep], b[keep]
+        value = size[a - top, b - column] - bound[a - top, b - column]
+        if local_maxima and len(a):
+            keep = _no_better_neighbour(a, b, value, size, bound, (top, column), rules)
+            a, b, value = a[keep], b[keep], value[keep]
+        firsts.append(a)
+        seconds.append(b)
+        values.append(value)
+        start = stop
+    if not firsts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32)
+    return (np.concatenate(firsts).astype(np.int64), np.concatenate(seconds).astype(np.int64),
+            np.concatenate(values))
+
+
+def _no_better_neighbour(a: IntArray, b: IntArray, value: NDArray[np.float32], size: NDArray[np.float32],
+                         bound: NDArray[np.float32], corner: tuple[int, int], rules: _Rules) -> BoolArray:
+    """Whether no allowed candidate among each pair's 8 neighbours has a larger ``value`` (``size - bound``
+    in the block whose first row and column are ``corner``)."""
+    top, column = corner
+    width = size.shape[1]
+    flat_size, flat_bound = size.ravel(), bound.ravel()
+    at = (a - top) * width + (b - column)
+    same = rules.clip[a] == rules.clip[b]
+    apart = b - a
+    steps_a = {-1: rules.continues[np.maximum(a - 1, 0)] & (a > 0), 0: None, 1: rules.continues[a]}
+    steps_b = {-1: rules.continues[b - 1], 0: None, 1: rules.continues[b]}
+    better = np.zeros(len(a), dtype=bool)
+    for step_a, valid_a in steps_a.items():
+        for step_b, valid_b in steps_b.items():
+            if not (step_a or step_b):
+                continue
+            valid = np.abs(apart + (step_b - step_a)) >= rules.gap
+            valid |= ~same
+            for part in (valid_a, valid_b):
+                if part is not None:
+                    valid &= part
+            if rules.contact is not None:
+                valid &= (rules.contact.take(a + step_a, mode="clip") == rules.contact.take(b + step_b, mode="clip"))
+            near = at + (step_a * width + step_b)
+            other = flat_size.take(near, mode="clip") - flat_bound.take(near, mode="clip")
+            better |= valid & (other > value)
+    return ~better
+
+
+def _best_within(a: IntArray, b: IntArray, value: NDArray[np.float32], clip: IntArray, radius: int) -> BoolArray:
+    """Whether no other pair within ``radius`` frames of both frames (in the same two clips) has a larger
+    ``value``: the best of similar transitions.  Pairs are binned in cells ``radius`` wide, so each is
+    compared only with those in its own and the 8 cells around."""
+    count = len(a)
+    if count == 0:
+        return np.ones(0, dtype=bool)
+    width = max(radius, 1)
+    cell_a, cell_b = a // width, b // width
+    across = int(cell_b.max()) + 3
+    keys = (cell_a + 1) * across + cell_b + 1
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    beaten = np.zeros(count, dtype=bool)
+    for step_a, step_b in [(s, t) for s in (-1, 0, 1) for t in (-1, 0, 1)]:
+        wanted = keys + step_a * across + step_b
+        low = np.searchsorted(sorted_keys, wanted, side="left")
+        sizes = np.searchsorted(sorted_keys, wanted, side="right") - low
+        total = int(sizes.sum())
+        if total == 0:
+            continue
+        mine = np.repeat(np.arange(count), sizes)
+        position = np.arange(total) - np.repeat(np.cumsum(sizes) - sizes, sizes) + np.repeat(low, sizes)
+        other = order[position]
+        hit = ((np.abs(a[other] - a[mine]) <= radius) & (np.abs(b[other] - b[mine]) <= radius)
+               & (clip[a[other]] == clip[a[mine]]) & (clip[b[other]] == clip[b[mine]])
+               & (value[other] > value[mine]))
+        beaten[mine[hit]] = True
+    return ~beaten
+
+
+# --- dead ends ---------------------------------------------------------------------------------------------
+
+
+def _strong_components(count: int, heads: IntArray, tails: IntArray) -> IntArray:
+    """A component label per node of the directed graph with edges ``heads -> tails`` (Tarjan, without
+    recursion; labels in reverse topological order)."""
+    order = np.argsort(heads, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(np.bincount(heads, minlength=count))]).tolist()
+    following = tails[order].tolist()
+    index = [-1] * count
+    low = [0] * count
+    on_stack = [False] * count
+    label = [-1] * count
+    stack: list[int] = []
+    counter = components = 0
+    for root in range(count):
+        if index[root] >= 0:
+            continue
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack[root] = True
+        work = [[root, starts[root]]]
+        while work:
+            node, position = work[-1]
+            if position < starts[node + 1]:
+                work[-1][1] = position + 1
+                after = following[position]
+                if index[after] < 0:
+                    index[after] = low[after] = counter
+                    counter += 1
+                    stack.append(after)
+                    on_stack[after] = True
+                    work.append([after, starts[after]])
+                elif on_stack[after] and index[after] < low[node]:
+                    low[node] = index[after]
+                continue
+            work.pop()
+            if work and low[node] < low[work[-1][0]]:
+                low[work[-1][0]] = low[node]
+            if low[node] == index[node]:
+                while True:
+                    member = stack.pop()
+                    on_stack[member] = False
+                    label[member] = components
+                    if member == node:
+                        break
+                components += 1
+    return np.array(label, dtype=np.int64)
+
+
+def _largest_cycle_part(frames: int, clip_starts: IntArray, sources: IntArray, targets: IntArray) -> BoolArray:
+    """Frames of the largest strongly connected part (by frames) of the graph whose edges are ``f -> f + 1``
+    within each clip and ``sources -> targets``, found on runs of frames between transition ends."""
+    cuts = np.unique(np.concatenate([clip_starts, targets, sources + 1, [frames]]))
+    cuts = cuts[cuts <= frames]
+    starts, ends = cuts[:-1], cuts[1:]
+    runs = len(starts)
+    continues = ~np.isin(ends, clip_starts) & (ends < frames)
+    run_of = np.searchsorted(starts, np.arange(frames), side="right") - 1
+    heads = np.concatenate([np.flatnonzero(continues), run_of[sources]])
+    tails = np.concatenate([np.flatnonzero(continues) + 1, run_of[targets]])
+    label = _strong_components(runs, heads, tails)
+    # a run alone is a part only if it has an edge to itself
+    looped = np.zeros(runs, dtype=bool)
+    looped[heads[heads == tails]] = True
+    sizes = np.bincount(label, weights=ends - starts)
+    members = np.bincount(label)
+    cyclic = (members[label] > 1) | looped
+    sizes = np.bincount(label[cyclic], weights=(ends - starts)[cyclic], minlength=len(sizes))
+    if not np.any(sizes > 0):
+        return np.zeros(frames, dtype=bool)
+    return np.asarray(label[run_of] == int(np.argmax(sizes)))
+
+
+def run_ends(alive: BoolArray, clip_ends: IntArray) -> IntArray:
+    """For every frame, the first frame at or after it that is not alive or starts another clip (exclusive
+    end of the alive run it is in; the frame itself where it is not alive)."""
+    stops = np.unique(np.concatenate([np.flatnonzero(~alive), clip_ends]))
+    return np.asarray(stops[np.searchsorted(stops, np.arange(len(alive)))], dtype=np.int64)
+
+
+def _directed(first: IntArray, second: IntArray, costs: FloatArray,
+              clip_ends: IntArray, clip: IntArray) -> tuple[IntArray, IntArray, FloatArray]:
+    """Transitions from matched pairs ``D(a, b)``: ``a -> b + 1`` and ``b -> a + 1`` where that frame exists."""
+    ahead = second + 1 < clip_ends[clip[second]]
+    back = first + 1 < clip_ends[clip[first]]
+    sources = np.concatenate([first[ahead], second[back]])
+    targets = np.concatenate([second[ahead] + 1, first[back] + 1])
+    return sources, targets, np.concatenate([costs[ahead], costs[back]])
+
+
+def _prune_dead_ends(frames: int, offsets: IntArray, clip_ends: IntArray, sources: IntArray, targets: IntArray,
+                     gap: int) -> tuple[BoolArray, BoolArray]:
+    """``alive`` frames and the transitions kept: the largest strongly connected part, whose transitions
+    land at least ``gap`` frames before their alive run ends (repeated until nothing changes)."""
+    kept = np.ones(len(sources), dtype=bool)
+    while True:
+        alive = _largest_cycle_part(frames, offsets, sources[kept], targets[kept])
+        ends = run_ends(alive, clip_ends)
+        keep = kept & alive[sources] & alive[targets] & (ends[targets] - targets >= gap)
+        if np.array_equal(keep, kept):
+            return alive, kept
+        kept = keep
+
+
+# --- the graph ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class MotionGraph:
+    """Transitions over the frames of a library of clips, numbered one after another from 0.
+
+    ``clip_frames`` and ``offsets``: each clip's frame count (after resampling to ``fps``) and first global
+    frame; ``clip_names`` their names.  ``sources``, ``targets``: after frame ``sources[k]`` play
+    ``targets[k]`` (sorted by source, then cost); ``costs`` ``D(source, target - 1)``; ``probabilities``
+    ``exp(-costs / sigma)``.  ``contacts`` ``(frames, 2)``: left and right foot planted; ``alive``: the frame
+    is in the kept strongly connected part.  ``params``: the build settings.  ``features``, ``pairs`` and
+    ``pair_costs`` (the matched frame pairs ``a < b`` before dead ends were pruned) let :meth:`add` match a
+    new clip against the library without matching the rest again.
+    """
+
+    fps: float
+    clip_names: list[str]
+    clip_frames: IntArray
+    offsets: IntArray
+    sources: IntArray
+    targets: IntArray
+    costs: FloatArray
+    probabilities: FloatArray
+    contacts: BoolArray
+    alive: BoolArray
+    params: dict[str, Any]
+    features: Features = field(repr=False)
+    pairs: IntArray = field(repr=False)
+    pair_costs: FloatArray = field(repr=False)
+
+    @property
+    def frame_count(self) -> int:
+        return int(self.clip_frames.sum())
+
+    @property
+    def clip_ends(self) -> IntArray:
+        return np.asarray(self.offsets + self.clip_frames, dtype=np.int64)
+
+    def clip_of(self, frames: ArrayLike) -> IntArray:
+        """The clip index of global frame numbers."""
+        return np.asarray(np.searchsorted(self.offsets, frames, side="right") - 1, dtype=np.int64)
+
+    def local_frame(self, frame: int) -> tuple[int, int]:
+        """``(clip index, frame within the clip)`` of a global frame number."""
+        if not 0 <= frame < self.frame_count:
+            raise ValueError(f"frame {frame} is outside the graph's {self.frame_count} frames")
+        clip = int(self.clip_of(frame))
+        return clip, int(frame - self.offsets[clip])
+
+    def transitions_from(self, frame: int) -> list[Transition]:
+        """The transitions leaving global ``frame``, best (lowest cost) first."""
+        first, last = np.searchsorted(self.sources, [frame, frame + 1])
+        return [Transition(int(self.sources[k]), int(self.targets[k]), float(self.costs[k]),
+                           float(self.probabilities[k])) for k in range(first, last)]
+
+    def transition_counts(self) -> IntArray:
+        """Transitions leaving each frame."""
+        return np.bincount(self.sources, minlength=self.frame_count).astype(np.int64)
+
+    def add(self, clip: Clip, contacts: ArrayLike | None = None) -> None:
+        """Add ``clip`` to the library: the graph becomes the one :func:`build` makes with it at the end.
+
+        Only the new clip's frames are matched (against every frame, its own included); ``contacts`` gives
+        its feet's states ``(F, 2)`` at its own frames when the graph was built from given states.
+        """
+        if (contacts is None) == (self.params["contacts"] == "given"):
+            raise ValueError("give the new clip's contact states exactly when the graph was built from given ones")
+        self._extend(clip, contacts)
+        self._prune()
+
+    def _extend(self, clip: Clip, contacts: ArrayLike | None,
+                mapping: Mapping[str, str | None] | None = None) -> None:
+        """Append ``clip``'s frames and the pairs that match them (dead ends not pruned)."""
+        settings = self.params
+        index = len(self.clip_names)
+        try:
+            prepared = library_clip(clip, self.fps, mapping)
+        except ValueError as error:
+            raise ValueError(f"clip {index} ({clip_name(clip, index)}): {error}") from error
+        features = frame_features(prepared, joint_weights(dict(settings["weights"])), settings["nu"])
+        first = self.frame_count
+        self.clip_names = [*self.clip_names, clip_name(clip, index)]
+        self.clip_frames = np.append(self.clip_frames, prepared.frame_count).astype(np.int64)
+        self.offsets = np.append(self.offsets, first).astype(np.int64)
+        self.features = Features.join([self.features, features])
+        if settings["contacts"] is False:
+            planted = np.zeros((prepared.frame_count, 2), dtype=bool)
+        else:
+            planted = _planted(clip, prepared, contacts)
+        self.contacts = np.concatenate([self.contacts, planted])
+        a, b, costs = _pairs(self.features, self._rules(), settings, first)
+        self.pairs = np.concatenate([self.pairs, np.stack([a, b], axis=1)])
+        self.pair_costs = np.concatenate([self.pair_costs, costs])
+
+    def _rules(self) -> _Rules:
+        settings = self.params
+        clip = np.repeat(np.arange(len(self.clip_frames)), self.clip_frames).astype(np.int64)
+        contact = (self.contacts[:, 0] * 2 + self.contacts[:, 1]).astype(np.uint8) if settings["contacts"] else None
+        return _Rules(clip, gap_frames(settings["min_gap"], self.fps), contact, largest_cost(settings))
+
+    def _prune(self) -> None:
+        """``sources`` ... ``alive`` from the matched pairs (dead ends pruned when asked)."""
+        settings = self.params
+        clip = np.repeat(np.arange(len(self.clip_frames)), self.clip_frames).astype(np.int64)
+        sources, targets, costs = _directed(self.pairs[:, 0], self.pairs[:, 1], self.pair_costs,
+                                            self.clip_ends, clip)
+        frames = self.frame_count
+        if settings["strongly_connected"]:
+            alive, kept = _prune_dead_ends(frames, self.offsets, self.clip_ends, sources, targets,
+                                           gap_frames(settings["min_gap"], self.fps))
+            sources, targets, costs = sources[kept], targets[kept], costs[kept]
+        else:
+            alive = np.ones(frames, dtype=bool)
+        order = np.lexsort((targets, costs, sources))
+        self.sources, self.targets, self.costs = sources[order], targets[order], costs[order]
+        self.probabilities = np.exp(-self.costs / settings["sigma"])
+        self.alive = alive
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the graph (every array, the clips' names and frame counts, the settings) as ``.npz``."""
+        target = os.fspath(path)
+        temporary = f"{target}.part.npz"
+        meta = {"format": FORMAT_VERSION, "fps": self.fps, "clip_names": self.clip_names, "params": self.params}
+        with open(temporary, "wb") as stream:
+            np.savez(stream, meta=np.array(json.dumps(meta)), clip_frames=self.clip_frames, offsets=self.offsets,
+                     sources=self.sources, targets=self.targets, costs=self.costs,
+                     probabilities=self.probabilities, contacts=self.contacts, alive=self.alive,
+                     ground=self.features.ground, height=self.features.height, pairs=self.pairs,
+                     pair_costs=self.pair_costs)
+        os.replace(temporary, target)
+
+
+ARRAYS = ("clip_frames", "offsets", "sources", "targets", "costs", "probabilities", "contacts", "alive",
+          "pairs", "pair_costs")
+
+
+def load_graph(path: str | os.PathLike[str]) -> MotionGraph:
+    """A graph written by :meth:`MotionGraph.save` (``ValueError`` for anything else)."""
+    try:
+        with np.load(os.fspath(path), allow_pickle=False) as data:
+            meta = json.loads(str(data["meta"]))
+            arrays = {name: np.array(data[name]) for name in ARRAYS}
+            features = Features(np.array(data["ground"]), np.array(data["height"]))
+    except (KeyError, ValueError, EOFError, json.JSONDecodeError) as error:
+        raise ValueError(f"{os.fspath(path)}: not a motion graph ({error})") from None
+    if meta.get("format") != FORMAT_VERSION:
+        raise ValueError(f"{os.fspath(path)}: motion graph format {meta.get('format')}, expected {FORMAT_VERSION}")
+    return MotionGraph(fps=float(meta["fps"]), clip_names=list(meta["clip_names"]), params=dict(meta["params"]),
+                       features=features, **arrays)
+
+
+def largest_cost(settings: Mapping[str, Any]) -> float:
+    """The largest ``D`` whose probability reaches the threshold."""
+    return -float(settings["sigma"]) * math.log(float(settings["threshold"]))
+
+
+def gap_frames(min_gap: float, fps: float) -> int:
+    """``min_gap`` seconds in frames (at least 1: a frame is never its own transition)."""
+    return max(1, math.ceil(min_gap * fps - 1e-9))
+
+
+def _pairs(features: Features, rules: _Rules, settings: Mapping[str, Any],
+           first_column: int = 0) -> tuple[IntArray, IntArray, FloatArray]:
+    """Matched pairs ``a < b`` (``b >= first_column``) and their float64 costs, within the threshold."""
+    a, b, value = _match(features, rules, settings["local_maxima"], first_column)
+    if settings["local_maxima"]:
+        radius = round(defaults()["similar_within_seconds"] * settings["fps"])
+        keep = _best_within(a, b, value, rules.clip, radius)
+        a, b = a[keep], b[keep]
+    costs = features.costs(a, b)
+    keep = np.exp(-costs / settings["sigma"]) >= settings["threshold"]
+    return a[keep], b[keep], costs[keep]
+
+
+def _planted(clip: Clip, prepared: Clip, given: ArrayLike | None) -> BoolArray:
+    """The feet's contact states ``(F, 2)`` at ``prepared``'s frames: ``given`` at ``clip``'s own frames
+    (nearest in time), else detected on ``prepared``."""
+    if given is None:
+        return detected_contacts(prepared)
+    states = np.asarray(given, dtype=bool)
+    if states.shape != (clip.frame_count, 2):
+        raise ValueError(f"contact states of shape {states.shape} for a clip of {clip.frame_count} frames "
+                         f"(expected ({clip.frame_count}, 2))")
+    times = np.arange(prepared.frame_count) * prepared.frame_time
+    nearest = np.clip(np.rint(times / clip.frame_time).astype(np.int64), 0, clip.frame_count - 1)
+    return np.asarray(states[nearest])
+
+
+def detected_contacts(clip: Clip) -> BoolArray:
+    """Left and right foot planted per frame ``(F, 2)`` (:mod:`.contacts`)."""
+    raise NotImplementedError("foot contact detection (core.contacts) has not landed yet: give contact states")
+
+
+def build(clips: Sequence[Clip], *, fps: float | None = None, sigma: float = 3.0, nu: float = 2.0,
+          threshold: float = 0.9, min_gap: float = 0.5, contacts: bool | Sequence[ArrayLike] = True,
+          local_maxima: bool = True, strongly_connected: bool = True,
+          weights: Mapping[str, float] | Sequence[float] | None = None) -> MotionGraph:
+    """The motion graph of ``clips`` (any files and skeletons; see the module notes).
+
+    Each clip is resampled to ``fps`` (default: the first clip's rate) and put on the canonical skeleton.
+    ``sigma``, ``nu`` and ``threshold`` as in the thesis (``P = exp(-D / sigma) >= threshold``);
+    ``min_gap`` seconds between the two frames of a transition within one clip; ``contacts``: compare the
+    feet's contact states (``True``: detected; a sequence: one ``(F, 2)`` bool array per clip at its own
+    frames, left and right foot planted; ``False``: not compared); ``local_maxima``: keep only the best of
+    similar transitions; ``strongly_connected``: keep only the largest strongly connected part; ``weights``:
+    per canonical joint (a mapping of names, others 0, or one value per joint; default
+    ``data/motion_graph.json``).
+    """
+    if not clips:
+        raise ValueError("a motion graph needs at least one clip")
+    if not 0 < threshold <= 1:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold}")
+    for name, value in (("sigma", sigma), ("nu", nu), ("min_gap", min_gap)):
+        if not (math.isfinite(value) and value >= 0) or (name == "sigma" and value == 0):
+            raise ValueError(f"{name} must be {'positive' if name == 'sigma' else 'non-negative'}, got {value}")
+    rate = float(fps) if fps is not None else clips[0].fps
+    if not (math.isfinite(rate) and rate > 0):
+        raise ValueError(f"fps must be positive, got {fps}")
+    given = None if isinstance(contacts, bool) else list(contacts)
+    if given is not None and len(given) != len(clips):
+        raise ValueError(f"{len(given)} contact arrays for {len(clips)} clips")
+    params = {"fps": rate, "sigma": float(sigma), "nu": float(nu), "threshold": float(threshold),
+              "min_gap": float(min_gap), "contacts": "given" if given is not None else bool(contacts),
+              "local_maxima": bool(local_maxima), "strongly_connected": bool(strongly_connected),
+              "weights": {n: float(w) for n, w in zip(CANONICAL_JOINTS, joint_weights(weights)) if w > 0}}
+    none = np.zeros(0, dtype=np.int64)
+    graph = MotionGraph(rate, [], none, none, none, none, np.zeros(0), np.zeros(0), np.zeros((0, 2), dtype=bool),
+                        np.zeros(0, dtype=bool), params, Features(np.zeros((0, 0), np.complex128), np.zeros((0, 0))),
+                        np.zeros((0, 2), dtype=np.int64), np.zeros(0))
+    mappings: dict[tuple[Any, ...], dict[str, str | None]] = {}  # takes of one skeleton are mapped once
+    for index, clip in enumerate(clips):
+        skeleton = clip.skeleton
+        key = (tuple(skeleton.names), tuple(skeleton.parents), skeleton.offsets.tobytes(),
+               skeleton.rest_rotations.tobytes())
+        if key not in mappings:
+            mappings[key] = map_skeleton(skeleton)
+        graph._extend(clip, None if given is None else given[index], mappings[key])
+    graph._prune()
+    return graph

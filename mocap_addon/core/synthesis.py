@@ -1,0 +1,257 @@
+"""New motion from a motion graph: a walk over its frames and transitions, blended at every jump.
+
+:func:`walk` chooses the frames (the thesis's Markov process: at a frame with
+transitions, each is taken with weight ``P`` against 1 for playing on, or the
+caller chooses); :func:`assemble` makes the motion of any such path on the
+canonical skeleton.  At a jump from frame ``i`` to frame ``j`` the new clip
+plays on from ``j`` as it played on from ``j - 1``, carried by where frame
+``i`` left the figure:
+
+- heading and ground position are re-integrated: every output frame moves the
+  hips by the step (turn about the vertical, move on the ground in the hips'
+  own heading) its source frame made from the frame before it, so the figure
+  never jumps and clips from anywhere in space join;
+- the rest (every joint's rotation relative to the heading, the hips' tilt
+  among them, and the hips' height above the clip's floor) takes the
+  difference between frame ``i`` and frame ``j - 1`` as an offset that fades
+  out over ``blend_frames`` frames (rotations by slerp, a cosine ramp), so the
+  pose is continuous and ends exactly on ``j``'s clip.
+
+Rotations are blended as seen from the heading, not joint by joint in their
+parents' frames: two captures that agree on where every bone points may still
+disagree on how far a bone is twisted about itself (different skeleton
+conventions survive the canonical conversion), and an offset about a bone's own
+axis then turns that bone in place instead of swinging its children around.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .kinematics import world_positions
+from .model import Clip, encode_motion
+from .motion_graph import IntArray, MotionGraph, Transition, gap_frames, library_clip, run_ends
+from .naming import CANONICAL_JOINTS, CANONICAL_PARENTS
+from .rotations import FloatArray, quaternion_conjugate, quaternion_multiply, quaternion_to_matrix, slerp
+
+Chooser = Callable[[int, list[Transition]], Transition | None]
+HIPS = CANONICAL_JOINTS.index("hips")
+CANONICAL_PARENT_INDICES = [CANONICAL_JOINTS.index(CANONICAL_PARENTS[n] or n) if CANONICAL_PARENTS[n] else -1
+                            for n in CANONICAL_JOINTS]
+FEET = [CANONICAL_JOINTS.index(n) for n in ("foot_l", "foot_r")]
+FLOOR_PERCENT = 2.0  # the floor: this percentile of the lower ankle's height over a clip
+
+
+def synthesize(graph: MotionGraph, clips: Sequence[Clip], *, frames: int, start: int = 0, seed: int | None = None,
+               blend_frames: int = 5, choose: Chooser | None = None) -> Clip:
+    """``frames`` frames of new motion on the canonical skeleton, from global frame ``start`` on.
+
+    ``clips`` are the graph's clips, in its order.  Transitions are chosen at random by probability
+    (:func:`walk`; the same ``seed`` gives the same motion) or by ``choose(frame, options)``, which returns
+    one of ``options`` (best first) or ``None`` to play on; at least ``min_gap`` seconds pass between
+    transitions.  Each transition is blended over ``blend_frames`` frames (:func:`assemble`).
+    ``metadata["transitions"]`` lists ``(output_frame, from_global, to_global)`` and ``metadata["path"]``
+    the global source frame of every output frame.  Retarget it onto any rig with :func:`.retarget.retarget`.
+    """
+    path = walk(graph, frames, start=start, seed=seed, choose=choose)
+    return assemble(graph, clips, path, blend_frames=blend_frames)
+
+
+def walk(graph: MotionGraph, frames: int, *, start: int = 0, seed: int | None = None,
+         choose: Chooser | None = None) -> IntArray:
+    """The global source frame of each of ``frames`` output frames, following the graph from ``start``.
+
+    A ``start`` outside the kept part plays on into it (``ValueError`` when its clip never gets there).
+    Decisions are made only at frames with transitions once ``min_gap`` has passed since the last one,
+    so the loop runs once per decision, not per frame.
+    """
+    if frames < 1:
+        raise ValueError(f"frames must be at least 1, got {frames}")
+    total = graph.frame_count
+    if not 0 <= start < total:
+        raise ValueError(f"start frame {start} is outside the graph's {total} frames")
+    rng = np.random.default_rng(seed)
+    gap = gap_frames(graph.params["min_gap"], graph.fps)
+    clip_ends = graph.clip_ends
+    ends = run_ends(graph.alive, clip_ends)
+    decisions = np.unique(graph.sources)
+    pieces: list[IntArray] = []
+    frame, made, free_from = start, 0, 0
+    while True:
+        last = _last_playable(graph, frame, ends, clip_ends, start)
+        earliest = frame + max(0, free_from - made - 1)
+        found = int(np.searchsorted(decisions, earliest))
+        decision = int(decisions[found]) if found < len(decisions) and decisions[found] <= last else last
+        if made + decision - frame + 1 >= frames:
+            pieces.append(np.arange(frame, frame + frames - made))
+            return np.concatenate(pieces).astype(np.int64)
+        pieces.append(np.arange(frame, decision + 1))
+        made += decision - frame + 1
+        options = graph.transitions_from(decision)
+        if not options and decision == last:
+            raise ValueError(f"frame {decision} ({_where(graph, decision)}) is a dead end: build the graph with "
+                             f"strongly_connected=True")
+        taken = _choose(decision, options, decision < last, rng, choose)
+        if taken is None:
+            frame = decision + 1
+        else:
+            frame, free_from = taken.target, made + gap
+
+
+def _last_playable(graph: MotionGraph, frame: int, ends: IntArray, clip_ends: IntArray, start: int) -> int:
+    """The last frame reached by playing on from ``frame`` (into the kept part if it is outside it)."""
+    if graph.alive[frame]:
+        return int(ends[frame]) - 1
+    clip_end = int(clip_ends[graph.clip_of(frame)])
+    ahead = np.flatnonzero(graph.alive[frame:clip_end])
+    if not len(ahead):
+        raise ValueError(f"start frame {start} ({_where(graph, start)}) does not lead into the graph's kept part")
+    return int(ends[frame + ahead[0]]) - 1
+
+
+def _where(graph: MotionGraph, frame: int) -> str:
+    clip, local = graph.local_frame(frame)
+    return f"{graph.clip_names[clip]} frame {local}"
+
+
+def _choose(frame: int, options: list[Transition], goes_on: bool, rng: np.random.Generator,
+            choose: Chooser | None) -> Transition | None:
+    """The transition taken at ``frame`` (``None``: play on, only where ``goes_on``)."""
+    if choose is not None:
+        taken = choose(frame, list(options))
+        if taken is None:
+            return None if goes_on else options[0]
+        if taken not in options:
+            raise ValueError(f"choose returned {taken!r}, not one of the transitions from frame {frame}")
+        return taken
+    weights = np.array([t.probability for t in options] + ([1.0] if goes_on else []))
+    pick = int(rng.choice(len(weights), p=weights / weights.sum()))
+    return options[pick] if pick < len(options) else None
+
+
+def assemble(graph: MotionGraph, clips: Sequence[Clip], path: Sequence[int] | IntArray, *,
+             blend_frames: int = 5) -> Clip:
+    """The motion playing global frames ``path`` in turn, on the canonical skeleton (see the module notes).
+
+    Wherever ``path`` does not go on to the next frame of a clip it jumps (any jump, not only the graph's
+    transitions); each jump is blended over ``blend_frames`` frames.
+    """
+    path = np.asarray(path, dtype=np.int64)
+    if path.ndim != 1 or not len(path) or path.min() < 0 or path.max() >= graph.frame_count:
+        raise ValueError("path must be a non-empty sequence of the graph's frame numbers")
+    if blend_frames < 0:
+        raise ValueError(f"blend_frames must not be negative, got {blend_frames}")
+    owner = graph.clip_of(path)
+    landings = np.flatnonzero((path[1:] != path[:-1] + 1) | (owner[1:] != owner[:-1])) + 1
+    if np.any(graph.clip_of(path[landings] - 1) != graph.clip_of(path[landings])):
+        raise ValueError("a jump lands on the first frame of a clip, which has no frame before it to match")
+    source = _Source(graph, clips, np.concatenate([path, path[landings] - 1, path[1:] - 1]))
+    count = len(path)
+    poses, heights, hips = source.poses[:count], source.heights[:count], source.ground[:count]
+    before = slice(count + len(landings), None)
+    heading = _headings(source.heading[:count], source.heading[before])
+    step = (hips[1:] - source.ground[before]) * np.exp(1j * source.heading[before]) * np.exp(-1j * heading[:-1])
+    ground = hips[0] + np.concatenate([[0], np.cumsum(step)])
+    poses, heights = _blended(poses, heights, source.poses[count:count + len(landings)],
+                              source.heights[count:count + len(landings)], landings, blend_frames)
+    turns = _local(poses, _yaw(heading))
+    translations = np.zeros((count, len(CANONICAL_JOINTS), 3))
+    translations[:, HIPS] = np.stack([ground.real, heights, ground.imag], axis=1)
+    skeleton = source.skeleton
+    motion = encode_motion(skeleton, quaternion_to_matrix(turns), translations)
+    metadata: dict[str, Any] = {
+        "source": "motion graph", "clips": list(graph.clip_names), "path": path.tolist(),
+        "transitions": [(int(t), int(path[t - 1]), int(path[t])) for t in landings]}
+    return Clip(skeleton, motion, 1.0 / graph.fps, 1, 1.0, "Y", metadata)
+
+
+def _headings(current: FloatArray, previous: FloatArray) -> FloatArray:
+    """Output headings: the first frame's, then each source frame's turn from the frame before it."""
+    turn = np.angle(np.exp(1j * (current[1:] - previous)))
+    return np.asarray(current[0] + np.concatenate([[0.0], np.cumsum(turn)]))
+
+
+def _ramp(count: int) -> FloatArray:
+    """Weights of an offset fading out over ``count`` frames (1 on the frame before, 0 after; cosine)."""
+    return np.asarray(0.5 * (1 + np.cos(np.pi * np.arange(1, count + 1) / (count + 1))))
+
+
+def _blended(poses: FloatArray, heights: FloatArray, matched_poses: FloatArray, matched_heights: FloatArray,
+             landings: IntArray, blend_frames: int) -> tuple[FloatArray, FloatArray]:
+    """Rotations ``(T, J, 4)`` and hips heights with each landing's offset (the output just before it
+    against the source frame its target follows) faded out; one landing at a time, so an offset still
+    fading when the next jump comes is carried into that jump's."""
+    out_poses, out_heights = poses.copy(), heights.copy()
+    for landing, matched_pose, matched_height in zip(landings, matched_poses, matched_heights):
+        span = slice(landing, min(len(poses), landing + blend_frames))
+        weight = _ramp(blend_frames)[:span.stop - span.start]
+        offset = quaternion_multiply(out_poses[landing - 1], quaternion_conjugate(matched_pose))
+        identity = np.zeros_like(offset)
+        identity[:, 0] = 1.0
+        fade = slerp(identity[None], offset[None], weight[:, None])
+        out_poses[span] = quaternion_multiply(fade, poses[span])
+        out_heights[span] = heights[span] + weight * (out_heights[landing - 1] - matched_height)
+    return out_poses, out_heights
+
+
+def _yaw(heading: FloatArray) -> FloatArray:
+    """Quaternions of turns by ``heading`` about +Y."""
+    out = np.zeros(heading.shape + (4,))
+    out[..., 0], out[..., 2] = np.cos(heading / 2), np.sin(heading / 2)
+    return out
+
+
+def _local(poses: FloatArray, heading: FloatArray) -> FloatArray:
+    """Local rotations ``(T, J, 4)`` from rotations relative to the heading and the heading's quaternions."""
+    out = np.empty_like(poses)
+    for joint, parent in enumerate(CANONICAL_PARENT_INDICES):
+        above = heading if parent < 0 else quaternion_conjugate(poses[:, parent])
+        out[:, joint] = quaternion_multiply(above, poses[:, joint])
+    return out
+
+
+class _Source:
+    """The library's values at a list of global frames: every joint's rotation relative to the hips'
+    heading (``poses``), that heading, the hips' ground position (``x + iz``) and height above the clip's
+    floor (its ankles' low percentile, so clips captured over different floors stand on one)."""
+
+    def __init__(self, graph: MotionGraph, clips: Sequence[Clip], frames: IntArray) -> None:
+        if len(clips) != len(graph.clip_frames):
+            raise ValueError(f"{len(clips)} clips for a graph of {len(graph.clip_frames)}")
+        count = len(frames)
+        self.poses = np.empty((count, len(CANONICAL_JOINTS), 4))
+        self.heading = np.empty(count)
+        self.ground = np.empty(count, dtype=np.complex128)
+        self.heights = np.empty(count)
+        owner = graph.clip_of(frames)
+        floors: dict[int, float] = {}
+        for index in np.unique(owner).tolist():
+            prepared = library_clip(clips[index], graph.fps)
+            if prepared.frame_count != graph.clip_frames[index]:
+                raise ValueError(f"clip {index} ({graph.clip_names[index]}) has {prepared.frame_count} frames at "
+                                 f"{graph.fps:g} fps, the graph's {graph.clip_frames[index]}: not the clip it "
+                                 f"was built from")
+            self.skeleton = prepared.skeleton
+            mine = np.flatnonzero(owner == index)
+            local = frames[mine] - graph.offsets[index]
+            positions = world_positions(prepared)
+            floors[index] = float(np.percentile(positions[:, FEET, 1].min(axis=1), FLOOR_PERCENT))
+            for joint, parent in enumerate(CANONICAL_PARENT_INDICES):
+                turn = prepared.joint_quaternions(joint)[local]  # canonical rest rotations are identity
+                self.poses[mine, joint] = turn if parent < 0 else quaternion_multiply(self.poses[mine, parent], turn)
+            hips = positions[local, HIPS]
+            self.ground[mine] = hips[:, 0] + 1j * hips[:, 2]
+            self.heights[mine] = hips[:, 1] - floors[index]
+        first = floors[int(owner[0])]
+        self.heights += first
+        self.heading = _heading(self.poses[:, HIPS])
+        self.poses = quaternion_multiply(_yaw(-self.heading)[:, None], self.poses)
+
+
+def _heading(rotations: FloatArray) -> FloatArray:
+    """The turn about +Y that brings +Z onto the forward direction of quaternions ``(n, 4)`` on the ground."""
+    w, x, y, z = np.moveaxis(rotations, -1, 0)
+    return np.asarray(np.arctan2(2 * (x * z + w * y), 1 - 2 * (x * x + y * y)))
