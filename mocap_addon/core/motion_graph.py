@@ -15,7 +15,7 @@ turned about the vertical by the angle that brings it closest to the first, so
     D(a, b) = min over theta of  sum_k w_k (|p_ak - R(theta) p_bk|^2 + nu * tau^2 |v_ak - R(theta) v_bk|^2)
                                  / (sum_k w_k * s^2)
 
-with ``s`` a tenth of the reference body's stature and ``tau`` a tenth of a
+with ``s`` 0.15 of the reference body's stature (26 cm) and ``tau`` a tenth of a
 second (``data/motion_graph.json``).  ``D`` is 0 for identical frames and does
 not change when a clip is turned about the vertical or moved on the ground (or
 stands on a floor at another height).  With points as complex numbers ``x + iz``
@@ -417,13 +417,14 @@ def _prune_dead_ends(frames: int, offsets: IntArray, clip_ends: IntArray, source
 class MotionGraph:
     """Transitions over the frames of a library of clips, numbered one after another from 0.
 
-    ``clip_frames`` and ``offsets``: each clip's frame count (after resampling to ``fps``) and first global
-    frame; ``clip_names`` their names.  ``sources``, ``targets``: after frame ``sources[k]`` play
-    ``targets[k]`` (sorted by source, then cost); ``costs`` ``D(source, target - 1)``; ``probabilities``
-    ``exp(-costs / sigma)``.  ``contacts`` ``(frames, 2)``: left and right foot planted; ``alive``: the frame
-    is in the kept strongly connected part.  ``params``: the build settings.  ``features``, ``pairs`` and
-    ``pair_costs`` (the matched frame pairs ``a < b`` before dead ends were pruned) let :meth:`add` match a
-    new clip against the library without matching the rest again.
+    ``clip_frames`` and ``offsets``: each clip's frame count (after resampling to ``fps``) and first
+    global frame; ``clip_names`` their names.  ``sources``, ``targets``: after frame ``sources[k]`` play
+    ``targets[k]`` (sorted by source, then cost, costs within 1e-9 by target); ``costs``
+    ``D(source, target - 1)``; ``probabilities`` ``exp(-costs / sigma)``.  ``contacts`` ``(frames, 2)``:
+    left and right foot planted; ``alive``: the frame is in the kept strongly connected part.
+    ``params``: the build settings.  ``features``, ``pairs`` and ``pair_costs`` (the matched frame pairs
+    ``a < b`` before dead ends were pruned) let :meth:`add` match a new clip against the library without
+    matching the rest again.
     """
 
     fps: float
@@ -524,7 +525,7 @@ class MotionGraph:
             sources, targets, costs = sources[kept], targets[kept], costs[kept]
         else:
             alive = np.ones(frames, dtype=bool)
-        order = np.lexsort((targets, costs, sources))
+        order = np.lexsort((targets, np.round(costs, 9), sources))  # costs equal to 1e-9: by target
         self.sources, self.targets, self.costs = sources[order], targets[order], costs[order]
         self.probabilities = np.exp(-self.costs / settings["sigma"])
         self.alive = alive

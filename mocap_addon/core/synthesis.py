@@ -17,11 +17,14 @@ plays on from ``j`` as it played on from ``j - 1``, carried by where frame
   out over ``blend_frames`` frames (rotations by slerp, a cosine ramp), so the
   pose is continuous and ends exactly on ``j``'s clip.
 
-Rotations are blended as seen from the heading, not joint by joint in their
-parents' frames: two captures that agree on where every bone points may still
-disagree on how far a bone is twisted about itself (different skeleton
-conventions survive the canonical conversion), and an offset about a bone's own
-axis then turns that bone in place instead of swinging its children around.
+Each joint's offset is its rotation relative to the heading at frame ``i``
+seen from its own frame at ``j - 1``, split into a twist about the joint's
+bone and a swing of the bone, each faded by slerp: two captures that agree on
+where every bone points may still disagree on how far a bone is twisted about
+itself (skeleton conventions survive the canonical conversion), and a large
+twist faded together with a small swing would sweep the bone around a cone.
+Faded apart, every bone's direction moves along the shortest arc and a twist
+turns the bone in place.
 """
 
 from __future__ import annotations
@@ -32,9 +35,10 @@ from typing import Any
 import numpy as np
 
 from .kinematics import world_positions
-from .model import Clip, encode_motion
+from .model import Clip, Skeleton, encode_motion
 from .motion_graph import IntArray, MotionGraph, Transition, gap_frames, library_clip, run_ends
 from .naming import CANONICAL_JOINTS, CANONICAL_PARENTS
+from .retarget import bone_ends
 from .rotations import FloatArray, quaternion_conjugate, quaternion_multiply, quaternion_to_matrix, slerp
 
 Chooser = Callable[[int, list[Transition]], Transition | None]
@@ -156,7 +160,8 @@ def assemble(graph: MotionGraph, clips: Sequence[Clip], path: Sequence[int] | In
     step = (hips[1:] - source.ground[before]) * np.exp(1j * source.heading[before]) * np.exp(-1j * heading[:-1])
     ground = hips[0] + np.concatenate([[0], np.cumsum(step)])
     poses, heights = _blended(poses, heights, source.poses[count:count + len(landings)],
-                              source.heights[count:count + len(landings)], landings, blend_frames)
+                              source.heights[count:count + len(landings)], landings, blend_frames,
+                              bone_axes(source.skeleton))
     turns = _local(poses, _yaw(heading))
     translations = np.zeros((count, len(CANONICAL_JOINTS), 3))
     translations[:, HIPS] = np.stack([ground.real, heights, ground.imag], axis=1)
@@ -180,21 +185,46 @@ def _ramp(count: int) -> FloatArray:
 
 
 def _blended(poses: FloatArray, heights: FloatArray, matched_poses: FloatArray, matched_heights: FloatArray,
-             landings: IntArray, blend_frames: int) -> tuple[FloatArray, FloatArray]:
+             landings: IntArray, blend_frames: int, axes: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Rotations ``(T, J, 4)`` and hips heights with each landing's offset (the output just before it
     against the source frame its target follows) faded out; one landing at a time, so an offset still
-    fading when the next jump comes is carried into that jump's."""
+    fading when the next jump comes is carried into that jump's.  ``axes`` ``(J, 3)``: each joint's bone."""
     out_poses, out_heights = poses.copy(), heights.copy()
     for landing, matched_pose, matched_height in zip(landings, matched_poses, matched_heights):
         span = slice(landing, min(len(poses), landing + blend_frames))
-        weight = _ramp(blend_frames)[:span.stop - span.start]
-        offset = quaternion_multiply(out_poses[landing - 1], quaternion_conjugate(matched_pose))
-        identity = np.zeros_like(offset)
+        weight = _ramp(blend_frames)[:span.stop - span.start, None]
+        swing, twist = _swing_twist(quaternion_multiply(quaternion_conjugate(matched_pose), out_poses[landing - 1]),
+                                    axes)
+        identity = np.zeros_like(swing)
         identity[:, 0] = 1.0
-        fade = slerp(identity[None], offset[None], weight[:, None])
-        out_poses[span] = quaternion_multiply(fade, poses[span])
-        out_heights[span] = heights[span] + weight * (out_heights[landing - 1] - matched_height)
+        fade = quaternion_multiply(slerp(identity[None], swing[None], weight),
+                                   slerp(identity[None], twist[None], weight))
+        out_poses[span] = quaternion_multiply(poses[span], fade)
+        out_heights[span] = heights[span] + weight[:, 0] * (out_heights[landing - 1] - matched_height)
     return out_poses, out_heights
+
+
+def _swing_twist(rotations: FloatArray, axes: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """``rotations = swing * twist`` with ``twist`` about ``axes`` (unit) and ``swing`` about an axis
+    across them (quaternions ``(..., 4)``; a half turn of pure swing has no twist)."""
+    along = np.sum(rotations[..., 1:] * axes, axis=-1, keepdims=True)
+    twist = np.concatenate([rotations[..., :1], along * axes], axis=-1)
+    size = np.linalg.norm(twist, axis=-1, keepdims=True)
+    identity = np.zeros_like(twist)
+    identity[..., 0] = 1.0
+    twist = np.where(size > 1e-12, twist / np.where(size > 1e-12, size, 1.0), identity)
+    return quaternion_multiply(rotations, quaternion_conjugate(twist)), twist
+
+
+def bone_axes(skeleton: Skeleton) -> FloatArray:
+    """Each canonical joint's bone direction in its own frame ``(J, 3)``: towards the joint its bone points
+    at (:func:`.retarget.bone_ends`; the hips: up the spine), a leaf along the bone that reaches it."""
+    index = {name: joint for joint, name in enumerate(skeleton.names)}
+    ends = bone_ends(skeleton, index)
+    ends[index["hips"]] = index["spine_01"]
+    axes = np.array([skeleton.offsets[ends.get(joint, joint)] for joint in range(skeleton.joint_count)])
+    size = np.linalg.norm(axes, axis=1, keepdims=True)
+    return np.where(size > 1e-12, axes / np.where(size > 1e-12, size, 1.0), [0.0, 1.0, 0.0])
 
 
 def _yaw(heading: FloatArray) -> FloatArray:
@@ -220,7 +250,7 @@ class _Source:
 
     def __init__(self, graph: MotionGraph, clips: Sequence[Clip], frames: IntArray) -> None:
         if len(clips) != len(graph.clip_frames):
-            raise ValueError(f"{len(clips)} clips for a graph of {len(graph.clip_frames)}")
+            raise ValueError(f"the graph has {len(graph.clip_frames)} clips, {len(clips)} given")
         count = len(frames)
         self.poses = np.empty((count, len(CANONICAL_JOINTS), 4))
         self.heading = np.empty(count)
