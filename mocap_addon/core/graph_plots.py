@@ -44,8 +44,9 @@ def plot(graph: MotionGraph, path: str | os.PathLike[str], kind: str = "per_fram
         for ax, clip in zip(axes, chosen):
             _per_frame(graph, ax, clip, chosen, kind == "between")
         axes[-1].set_xlabel("seconds into the clip")
-        figure.suptitle(f"transitions per frame{' to other clips' if kind == 'between' else ''} "
-                        f"({len(graph.sources)} in all, {graph.fps:g} fps)")
+        scope = (" to other clips" if kind == "between" else
+                 " between the two clips" if len(chosen) == 2 else "")
+        figure.suptitle(f"transitions per frame{scope} ({len(graph.sources)} in the graph, {graph.fps:g} fps)")
     figure.tight_layout()
     FigureCanvasAgg(figure).print_png(os.fspath(path))
 
@@ -74,13 +75,16 @@ def _per_frame(graph: MotionGraph, ax: Any, clip: int, chosen: list[int], betwee
     to = graph.clip_of(graph.targets)
     seconds = np.arange(count) / graph.fps
     if between:
+        stacked = np.zeros(count)
         for other in range(len(graph.clip_frames)):
             picked = mine & (to == other)
             if other != clip and picked.any():
-                ax.bar(seconds, _counts(graph.sources[picked] - first, count), width=1 / graph.fps,
+                counts = _counts(graph.sources[picked] - first, count)
+                ax.bar(seconds, counts, width=1 / graph.fps, bottom=stacked, color=_colour(other),
                        label=graph.clip_names[other])
+                stacked += counts
         if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=6, loc="upper right")
+            ax.legend(fontsize=6, loc="upper right", title="to", title_fontsize=6)
     else:
         if len(chosen) == 2:
             mine &= to == chosen[1 - chosen.index(clip)]
@@ -89,8 +93,14 @@ def _per_frame(graph: MotionGraph, ax: Any, clip: int, chosen: list[int], betwee
     if dead.any():
         ax.fill_between(seconds, 0, 1, where=dead, transform=ax.get_xaxis_transform(), color="0.85", step="mid")
     ax.set_xlim(0, count / graph.fps)
+    ax.yaxis.get_major_locator().set_params(integer=True)
     ax.set_ylabel("count", fontsize=8)
     ax.set_title(graph.clip_names[clip], fontsize=8, loc="left")
+
+
+def _colour(clip: int) -> str:
+    """One colour per clip, the same in every panel."""
+    return f"C{clip % 10}"
 
 
 def _counts(frames: IntArray, count: int) -> IntArray:

@@ -60,8 +60,14 @@ def synthesize(graph: MotionGraph, clips: Sequence[Clip], *, frames: int, start:
     ``metadata["transitions"]`` lists ``(output_frame, from_global, to_global)`` and ``metadata["path"]``
     the global source frame of every output frame.  Retarget it onto any rig with :func:`.retarget.retarget`.
     """
+    _check_count(graph, clips)
     path = walk(graph, frames, start=start, seed=seed, choose=choose)
     return assemble(graph, clips, path, blend_frames=blend_frames)
+
+
+def _check_count(graph: MotionGraph, clips: Sequence[Clip]) -> None:
+    if len(clips) != len(graph.clip_frames):
+        raise ValueError(f"the graph has {len(graph.clip_frames)} clips, {len(clips)} given")
 
 
 def walk(graph: MotionGraph, frames: int, *, start: int = 0, seed: int | None = None,
@@ -249,8 +255,7 @@ class _Source:
     floor (its ankles' low percentile, so clips captured over different floors stand on one)."""
 
     def __init__(self, graph: MotionGraph, clips: Sequence[Clip], frames: IntArray) -> None:
-        if len(clips) != len(graph.clip_frames):
-            raise ValueError(f"the graph has {len(graph.clip_frames)} clips, {len(clips)} given")
+        _check_count(graph, clips)
         count = len(frames)
         self.poses = np.empty((count, len(CANONICAL_JOINTS), 4))
         self.heading = np.empty(count)
