@@ -241,7 +241,8 @@ def test_largest_cycle_part_matches_reachability(data):
 def graph_arrays(graph: MotionGraph) -> dict[str, object]:
     return {"fps": graph.fps, "clip_names": graph.clip_names, "params": graph.params,
             **{name: getattr(graph, name) for name in ("clip_frames", "offsets", "sources", "targets", "costs",
-                                                       "probabilities", "contacts", "alive", "pairs", "pair_costs")},
+                                                       "probabilities", "contacts", "alive", "pairs", "pair_costs",
+                                                       "source_frames")},
             "ground": graph.features.ground, "height": graph.features.height}
 
 

@@ -19,13 +19,14 @@ def is_slotted(action: bpy.types.Action) -> bool:
     return hasattr(action, "slots")
 
 
-def assign_action(obj: bpy.types.Object, action: bpy.types.Action) -> object | None:
-    """Make ``action`` animate ``obj``; returns the slot (``None`` before slotted actions)."""
+def assign_action(obj: bpy.types.ID, action: bpy.types.Action) -> object | None:
+    """Make ``action`` animate ``obj`` (an object, or any animatable ID); returns the slot (``None`` before
+    slotted actions)."""
     animation = obj.animation_data or obj.animation_data_create()
     if not is_slotted(action):
         animation.action = action
         return None
-    slot = action.slots.new(id_type="OBJECT", name=obj.name) if not action.slots else action.slots[0]
+    slot = action.slots.new(id_type=obj.id_type, name=obj.name) if not action.slots else action.slots[0]
     animation.action = action
     animation.action_slot = slot
     return slot

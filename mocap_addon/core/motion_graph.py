@@ -37,7 +37,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -418,13 +418,13 @@ class MotionGraph:
     """Transitions over the frames of a library of clips, numbered one after another from 0.
 
     ``clip_frames`` and ``offsets``: each clip's frame count (after resampling to ``fps``) and first
-    global frame; ``clip_names`` their names.  ``sources``, ``targets``: after frame ``sources[k]`` play
-    ``targets[k]`` (sorted by source, then cost, costs within 1e-9 by target); ``costs``
-    ``D(source, target - 1)``; ``probabilities`` ``exp(-costs / sigma)``.  ``contacts`` ``(frames, 2)``:
-    left and right foot planted; ``alive``: the frame is in the kept strongly connected part.
-    ``params``: the build settings.  ``features``, ``pairs`` and ``pair_costs`` (the matched frame pairs
-    ``a < b`` before dead ends were pruned) let :meth:`add` match a new clip against the library without
-    matching the rest again.
+    global frame; ``clip_names`` their names and ``source_frames`` their frame counts as given.
+    ``sources``, ``targets``: after frame ``sources[k]`` play ``targets[k]`` (sorted by source, then
+    cost, costs within 1e-9 by target); ``costs`` ``D(source, target - 1)``; ``probabilities``
+    ``exp(-costs / sigma)``.  ``contacts`` ``(frames, 2)``: left and right foot planted; ``alive``: the
+    frame is in the kept strongly connected part.  ``params``: the build settings.  ``features``,
+    ``pairs`` and ``pair_costs`` (the matched frame pairs ``a < b`` before dead ends were pruned) let
+    :meth:`add` match a new clip against the library without matching the rest again.
     """
 
     fps: float
@@ -441,6 +441,7 @@ class MotionGraph:
     features: Features = field(repr=False)
     pairs: IntArray = field(repr=False)
     pair_costs: FloatArray = field(repr=False)
+    source_frames: IntArray = field(repr=False)
 
     @property
     def frame_count(self) -> int:
@@ -495,6 +496,7 @@ class MotionGraph:
         first = self.frame_count
         self.clip_names = [*self.clip_names, clip_name(clip, index)]
         self.clip_frames = np.append(self.clip_frames, prepared.frame_count).astype(np.int64)
+        self.source_frames = np.append(self.source_frames, clip.frame_count).astype(np.int64)
         self.offsets = np.append(self.offsets, first).astype(np.int64)
         self.features = Features.join([self.features, features])
         if settings["contacts"] is False:
@@ -540,12 +542,12 @@ class MotionGraph:
                      sources=self.sources, targets=self.targets, costs=self.costs,
                      probabilities=self.probabilities, contacts=self.contacts, alive=self.alive,
                      ground=self.features.ground, height=self.features.height, pairs=self.pairs,
-                     pair_costs=self.pair_costs)
+                     pair_costs=self.pair_costs, source_frames=self.source_frames)
         os.replace(temporary, target)
 
 
 ARRAYS = ("clip_frames", "offsets", "sources", "targets", "costs", "probabilities", "contacts", "alive",
-          "pairs", "pair_costs")
+          "pairs", "pair_costs", "source_frames")
 
 
 def load_graph(path: str | os.PathLike[str]) -> MotionGraph:
@@ -608,7 +610,8 @@ def detected_contacts(clip: Clip) -> BoolArray:
 def build(clips: Sequence[Clip], *, fps: float | None = None, sigma: float = 3.0, nu: float = 2.0,
           threshold: float = 0.9, min_gap: float = 0.5, contacts: bool | Sequence[ArrayLike] = True,
           local_maxima: bool = True, strongly_connected: bool = True,
-          weights: Mapping[str, float] | Sequence[float] | None = None) -> MotionGraph:
+          weights: Mapping[str, float] | Sequence[float] | None = None,
+          progress: Callable[[float], None] | None = None) -> MotionGraph:
     """The motion graph of ``clips`` (any files and skeletons; see the module notes).
 
     Each clip is resampled to ``fps`` (default: the first clip's rate) and put on the canonical skeleton.
@@ -618,7 +621,7 @@ def build(clips: Sequence[Clip], *, fps: float | None = None, sigma: float = 3.0
     frames, left and right foot planted; ``False``: not compared); ``local_maxima``: keep only the best of
     similar transitions; ``strongly_connected``: keep only the largest strongly connected part; ``weights``:
     per canonical joint (a mapping of names, others 0, or one value per joint; default
-    ``data/motion_graph.json``).
+    ``data/motion_graph.json``).  ``progress`` is called with the share of clips matched so far.
     """
     if not clips:
         raise ValueError("a motion graph needs at least one clip")
@@ -640,7 +643,7 @@ def build(clips: Sequence[Clip], *, fps: float | None = None, sigma: float = 3.0
     none = np.zeros(0, dtype=np.int64)
     graph = MotionGraph(rate, [], none, none, none, none, np.zeros(0), np.zeros(0), np.zeros((0, 2), dtype=bool),
                         np.zeros(0, dtype=bool), params, Features(np.zeros((0, 0), np.complex128), np.zeros((0, 0))),
-                        np.zeros((0, 2), dtype=np.int64), np.zeros(0))
+                        np.zeros((0, 2), dtype=np.int64), np.zeros(0), none)
     mappings: dict[tuple[Any, ...], dict[str, str | None]] = {}  # takes of one skeleton are mapped once
     for index, clip in enumerate(clips):
         skeleton = clip.skeleton
@@ -649,5 +652,7 @@ def build(clips: Sequence[Clip], *, fps: float | None = None, sigma: float = 3.0
         if key not in mappings:
             mappings[key] = map_skeleton(skeleton)
         graph._extend(clip, None if given is None else given[index], mappings[key])
+        if progress is not None:
+            progress((index + 1) / len(clips))
     graph._prune()
     return graph
