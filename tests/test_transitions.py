@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mocap_addon.core import Clip, load, world_positions
-from mocap_addon.core.kinematics import place_translation, rest_positions, translation_channels
+from mocap_addon.core.kinematics import place_translation, translation_channels
 from mocap_addon.core.model import encode_joint
 from mocap_addon.core.motion_graph import (
     _largest_cycle_part,
@@ -23,7 +23,17 @@ from mocap_addon.core.motion_graph import (
 )
 from mocap_addon.core.retarget import retarget
 from mocap_addon.core.rotations import axis_matrices
-from mocap_addon.core.transitions import MotionGraph, Transition, assemble, build, load_graph, plot, synthesize, walk
+from mocap_addon.core.transitions import (
+    MotionGraph,
+    Transition,
+    assemble,
+    build,
+    load_graph,
+    plot,
+    synthesize,
+    transition_steps,
+    walk,
+)
 from tests.conftest import CORPUS, SAMPLES
 
 CONTACTS = False  # until core.contacts lands: the walks' rules are checked without the contact rule
@@ -53,31 +63,6 @@ def turned(clip: Clip, degrees: float, shift: tuple[float, float, float]) -> Cli
     out.motion[:, start:start + len(layout)] = encode_joint(layout, rotations,
                                                             translation_channels(skeleton, 0, positions))
     return out
-
-
-def body_height(clip: Clip) -> float:
-    """Vertical extent of the canonical rest joints (about 1.5 m: the head joint, not its top)."""
-    return float(np.ptp(rest_positions(clip.skeleton)[:, 1]))
-
-
-def jump_excess(graph: MotionGraph, clips: list[Clip], result: Clip, after: int = 5) -> np.ndarray:
-    """For each transition and the ``after`` frames after it, each joint's step in the result beyond the
-    largest step it makes in the source frames around the transition (both clips), in body heights."""
-    library = np.concatenate([world_positions(library_clip(c, graph.fps)) for c in clips])
-    ends, owner = graph.clip_ends, graph.clip_of
-    positions = world_positions(result)
-
-    def steps(frames: range) -> np.ndarray:
-        kept = [f for f in frames if graph.offsets[owner(f)] < f < ends[owner(f)]]
-        return np.linalg.norm(library[kept] - library[np.array(kept) - 1], axis=-1)
-
-    out = []
-    for landing, source, target in result.metadata["transitions"]:
-        around = np.concatenate([steps(range(target - 1, target + after + 2)),
-                                 steps(range(source - after, source + 2))])
-        for frame in range(landing, min(landing + after + 1, result.frame_count)):
-            out.append(np.linalg.norm(positions[frame] - positions[frame - 1], axis=-1) - around.max(axis=0))
-    return np.array(out) / body_height(result)
 
 
 def check_rules(graph: MotionGraph, contacts: bool = True) -> None:
@@ -364,6 +349,11 @@ def test_blending_ends_on_the_target_and_zero_blend_frames_jump(samples, sample_
     jumps = np.linalg.norm(np.diff(world_positions(sharp), axis=0), axis=-1)[landing - 1]
     blended = np.linalg.norm(np.diff(world_positions(soft), axis=0), axis=-1)[landing - 1]
     assert blended.max() < jumps.max()
+    sharp_steps, soft_steps = transition_steps(graph, samples, sharp), transition_steps(graph, samples, soft)
+    rows = sum(min(6, 200 - t) for t, _, _ in sharp.metadata["transitions"])  # the last may be cut short
+    assert sharp_steps.shape == soft_steps.shape == (rows, 54)
+    assert soft_steps.max() < sharp_steps.max()
+    assert transition_steps(graph, samples, assemble(graph, samples, range(130, 160))).shape == (0, 54)
     with pytest.raises(ValueError, match="first frame of a clip"):
         assemble(graph, samples, [5, 6, 120, 121])
 
@@ -454,7 +444,8 @@ def test_motion_synthesised_from_the_walks_is_continuous(walks, walk_graph, tmp_
     transitions = result.metadata["transitions"]
     assert len(transitions) >= 10
     assert sum(graph.clip_of(a) != graph.clip_of(b) for _, a, b in transitions) >= 3
-    excess = jump_excess(graph, walks, result)
+    excess = transition_steps(graph, walks, result)
+    assert excess.shape == (sum(min(6, 3000 - t) for t, _, _ in transitions), 54)
     assert excess.max() <= 0.1
     assert np.mean(excess <= 0.04) >= 0.95
     again = synthesize(graph, walks, frames=3000, seed=7, blend_frames=5)

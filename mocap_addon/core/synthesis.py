@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .kinematics import world_positions
+from .kinematics import rest_positions, world_positions
 from .model import Clip, Skeleton, encode_motion
 from .motion_graph import IntArray, MotionGraph, Transition, gap_frames, library_clip, run_ends
 from .naming import CANONICAL_JOINTS, CANONICAL_PARENTS
@@ -177,6 +177,34 @@ def assemble(graph: MotionGraph, clips: Sequence[Clip], path: Sequence[int] | In
         "source": "motion graph", "clips": list(graph.clip_names), "path": path.tolist(),
         "transitions": [(int(t), int(path[t - 1]), int(path[t])) for t in landings]}
     return Clip(skeleton, motion, 1.0 / graph.fps, 1, 1.0, "Y", metadata)
+
+
+def transition_steps(graph: MotionGraph, clips: Sequence[Clip], result: Clip, *, after: int = 5) -> FloatArray:
+    """How much further than in the sources each joint moves at ``result``'s transitions.
+
+    For each transition of ``result`` (:func:`synthesize`'s or :func:`assemble`'s, on ``graph``'s ``clips``)
+    and the ``after`` frames after it, each joint's move from the frame before, less the largest move it
+    makes in one frame in the source frames around the transition (``after`` frames either side, both
+    clips); ``(transitions * (after + 1), J)``, in body heights (the canonical rest's height).  Small
+    or negative where the blend is invisible.
+    """
+    library = np.concatenate([world_positions(library_clip(clip, graph.fps)) for clip in clips])
+    positions = world_positions(result)
+    frames = np.arange(graph.frame_count)
+    has_step = np.ones(graph.frame_count, dtype=bool)
+    has_step[graph.offsets] = False  # a clip's first frame has no frame before it
+    steps = np.zeros(library.shape[:2])
+    steps[has_step] = np.linalg.norm(library[frames[has_step]] - library[frames[has_step] - 1], axis=-1)
+    owner = graph.clip_of(frames)
+    out = []
+    for landing, source, target in result.metadata["transitions"]:
+        around = [f for f in range(target - 1, target + after + 2) if f < len(owner) and owner[f] == owner[target]]
+        around += [f for f in range(source - after, source + 2) if f >= 0 and owner[f] == owner[source]]
+        largest = steps[around].max(axis=0)
+        for frame in range(landing, min(landing + after + 1, result.frame_count)):
+            out.append(np.linalg.norm(positions[frame] - positions[frame - 1], axis=-1) - largest)
+    height = float(np.ptp(rest_positions(result.skeleton)[:, 1]))
+    return np.array(out).reshape(-1, positions.shape[1]) / height
 
 
 def _headings(current: FloatArray, previous: FloatArray) -> FloatArray:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .graph_plots import PLOT_KINDS, plot
 from .motion_graph import MotionGraph, Transition, build, load_graph
-from .synthesis import assemble, synthesize, walk
+from .synthesis import assemble, synthesize, transition_steps, walk
 
 __all__ = ["PLOT_KINDS", "MotionGraph", "Transition", "assemble", "build", "load_graph", "plot", "synthesize",
-           "walk"]
+           "transition_steps", "walk"]
