@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.blender_helpers import ids
+from tests.blender_helpers import Layout, ids
 from tests.conftest import SAMPLES
 
 pytestmark = pytest.mark.blender
@@ -46,6 +46,29 @@ def test_build_matches_the_selected_clips_and_keys_the_counts(scene):
         np.testing.assert_array_equal(keyed, counts[graph.offsets[clip]:graph.offsets[clip] + 120])
     # the armatures' own actions are untouched
     assert {a.name for a in bpy.data.actions} >= {WALK, JOG}
+
+
+def test_adding_a_clip_is_building_with_it(addon):
+    from mocap_addon.blender.tools.transitions import library
+
+    bpy = addon
+    for name in (WALK, JOG):
+        assert bpy.ops.import_anim.mocap_bvh(filepath=str(SAMPLES / f"{name}.bvh")) == {"FINISHED"}
+    bpy.ops.object.select_all(action="DESELECT")
+    jog = bpy.data.objects[JOG]
+    jog.select_set(True)
+    bpy.context.view_layer.objects.active = jog
+    assert bpy.ops.mocap.build_graph(contacts=CONTACTS) == {"FINISHED"}
+    bpy.data.objects[WALK].select_set(True)
+    assert bpy.ops.mocap.add_to_graph() == {"FINISHED"}
+    grown = library(bpy.context.scene)
+    assert grown.objects == [JOG, WALK]
+    assert bpy.ops.mocap.build_graph(contacts=CONTACTS) == {"FINISHED"}
+    built = library(bpy.context.scene)
+    np.testing.assert_array_equal(grown.graph.sources, built.graph.sources)
+    np.testing.assert_array_equal(grown.graph.targets, built.graph.targets)
+    with pytest.raises(RuntimeError, match="not in the graph"):
+        bpy.ops.mocap.add_to_graph()
 
 
 def test_nothing_selected_is_refused(addon):
@@ -137,3 +160,40 @@ def test_a_failed_synthesis_leaves_the_data_as_it_was(scene):
     with pytest.raises(RuntimeError, match="choose a target rig"):
         bpy.ops.mocap.synthesize(frames=50)
     assert ids(bpy) == before
+
+
+class _Labelled(Layout):
+    """A layout that also keeps the labels drawn."""
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: _Labelled(self.bpy, self.drawn)
+
+    def label(self, text="", **kwargs):
+        self.drawn.append(f"label: {text}")
+
+
+def test_panel_lists_the_transitions_of_the_current_frame(scene):
+    from mocap_addon.blender.tools.transitions import VIEW3D_PT_mocap_transitions
+
+    bpy, lib = scene
+    drawn: list[str] = []
+
+    class Panel:
+        layout = _Labelled(bpy, drawn)
+        _transitions = VIEW3D_PT_mocap_transitions._transitions
+
+    source = int(lib.graph.sources[0])
+    clip, frame = lib.blender_frame(source)
+    bpy.context.view_layer.objects.active = bpy.data.objects[lib.objects[clip]]
+    bpy.context.scene.frame_set(round(frame))
+    VIEW3D_PT_mocap_transitions.draw(Panel(), bpy.context)
+    options = lib.graph.transitions_from(source)
+    assert drawn[:8] == ["sigma", "nu", "threshold", "min_gap", "contacts", "mocap.build_graph", "mocap.add_to_graph",
+                         "mocap.save_graph"]
+    assert f"label: Frame {round(frame)}: {len(options)} transitions" in drawn
+    assert drawn.count("mocap.take_transition") == min(len(options), 12)
+    assert drawn[-3:] == ["frames", "seed", "mocap.synthesize"]
+    drawn.clear()
+    bpy.context.view_layer.objects.active = None
+    VIEW3D_PT_mocap_transitions.draw(Panel(), bpy.context)
+    assert "label: Make a clip of the graph active to see its transitions" in drawn

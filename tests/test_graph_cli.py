@@ -36,6 +36,17 @@ def test_build_writes_the_settings_asked_for(graph_file):
     assert np.all(graph.probabilities >= 0.85)
 
 
+def test_add_is_building_with_the_files(graph_file, tmp_path):
+    smaller, bigger = tmp_path / "one.npz", tmp_path / "two.npz"
+    assert run("build", FILES[1], "-o", str(smaller), "--threshold", "0.85", *CONTACTS).returncode == 0
+    result = run("add", str(smaller), FILES[0], "-o", str(bigger))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"{bigger}: 2 clips, 240 frames, ")
+    built, added = load_graph(graph_file), load_graph(bigger)
+    assert added.clip_names == built.clip_names[::-1]
+    assert len(added.sources) == len(built.sources)
+
+
 def test_info_lists_clips_pairs_and_dead_ends(graph_file):
     result = run("info", str(graph_file))
     assert result.returncode == 0, result.stderr

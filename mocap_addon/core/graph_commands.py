@@ -1,6 +1,7 @@
 """The ``graph`` command of ``python -m mocap_addon.core``: build, describe, walk and draw motion graphs.
 
     graph build FILES... -o graph.npz [--fps --sigma --nu --threshold --min-gap --no-contacts ...]
+    graph add graph.npz FILES... [-o bigger.npz]
     graph info graph.npz
     graph synth graph.npz FILES... -o out.bvh --frames N [--seed --blend --start --onto RIG_FILE]
     graph plot graph.npz out.png [--kind per_frame|between|matrix] [--clips NAME_OR_INDEX...]
@@ -36,6 +37,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
                         help="keep every transition, not only the best of similar ones")
     making.add_argument("--keep-dead-ends", action="store_true",
                         help="keep every frame, not only the largest strongly connected part")
+    adding = actions.add_parser("add", help="match more FILES into a graph (the same as building with them)")
+    adding.add_argument("graph")
+    adding.add_argument("files", nargs="+")
+    adding.add_argument("-o", "--output", help="write here (default: over the graph)")
     info = actions.add_parser("info", help="clips, frames kept, transitions per clip pair, dead ends")
     info.add_argument("graph")
     synth = actions.add_parser("synth", help="new motion walking the graph, on the canonical skeleton")
@@ -66,6 +71,13 @@ def run(args: argparse.Namespace) -> None:
         print(f"{args.output}: {len(graph.clip_names)} clips, {graph.frame_count} frames at {graph.fps:g} fps, "
               f"{len(graph.sources)} transitions, {graph.alive.mean():.0%} of frames kept "
               f"({time.perf_counter() - started:.1f} s)")
+    elif args.graph_command == "add":
+        graph = load_graph(args.graph)
+        for path in args.files:
+            graph.add(load(path))
+        graph.save(args.output or args.graph)
+        print(f"{args.output or args.graph}: {len(graph.clip_names)} clips, {graph.frame_count} frames, "
+              f"{len(graph.sources)} transitions, {graph.alive.mean():.0%} of frames kept")
     elif args.graph_command == "info":
         print(describe(load_graph(args.graph), args.graph))
     elif args.graph_command == "synth":

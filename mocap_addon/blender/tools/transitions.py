@@ -2,18 +2,20 @@
 motion made from it.
 
 ``mocap.build_graph`` matches the selected armatures' actions (each read through its stored bone mapping
-and reference pose onto the canonical skeleton) with ``core.transitions.build`` and keys each armature
-data's ``mocap_transitions`` property with the transitions leaving each frame (the thesis's graph, in the
-Graph Editor).  The graph lives in memory for the scene; ``mocap.save_graph`` / ``mocap.load_graph``
-write and read it (a loaded graph finds its clips again by armature name and frame count, and is refused
-when they changed).  The panel lists the transitions from the current frame of the active clip:
-``mocap.preview_transition`` jumps the view to one, ``mocap.take_transition`` takes it into the walk being
-made (a new action on the target rig each time), ``mocap.synthesize`` walks the graph at random.  Every
-operator computes first and creates data last; a failure leaves ``bpy.data`` as it was.
+and reference pose onto the canonical skeleton) with ``core.transitions.build`` (``mocap.add_to_graph``
+adds more) and keys each armature data's ``mocap_transitions`` property with the transitions leaving
+each frame (the thesis's graph, in the Graph Editor).  The graph lives in memory for the scene;
+``mocap.save_graph`` / ``mocap.load_graph`` write and read it (a loaded graph finds its clips again by
+armature name and frame count, and is refused when they changed).  The panel lists the transitions from
+the current frame of the active clip: ``mocap.preview_transition`` jumps the view to one,
+``mocap.take_transition`` takes it into the walk being made (a new action on the target rig each time),
+``mocap.synthesize`` walks the graph at random.  Every operator computes first and creates data last; a
+failure leaves ``bpy.data`` as it was.
 """
 
 from __future__ import annotations
 
+import copy
 import os
 import time
 from dataclasses import dataclass
@@ -228,6 +230,41 @@ class _WithGraph:
         return library(context.scene) is not None
 
 
+class MOCAP_OT_add_to_graph(_WithGraph, bpy.types.Operator):
+    """Match the selected armatures' actions that are not in the graph into it (the same as building with them)"""
+
+    bl_idname = "mocap.add_to_graph"
+    bl_label = "Add to Graph"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        lib = library(context.scene)
+        assert lib is not None
+        chosen = sorted((o for o in context.selected_objects if o.type == "ARMATURE" and o.name not in lib.objects
+                         and o.animation_data and o.animation_data.action), key=lambda o: o.name)
+        if not chosen:
+            self.report({"ERROR"}, "Add to Graph: select armatures with actions that are not in the graph")
+            return {"CANCELLED"}
+        graph = copy.deepcopy(lib.graph)
+        added = Library(graph, list(lib.objects), list(lib.actions), list(lib.firsts), list(lib.rates))
+        try:
+            for obj in chosen:
+                action = obj.animation_data.action
+                graph.add(_canonical(obj, action))
+                added.objects.append(obj.name)
+                added.actions.append(action.name)
+                added.firsts.append(_first_frame(action))
+                added.rates.append(_rate(action, context.scene))
+            _key_counts(added)
+        except ValueError as error:
+            self.report({"ERROR"}, f"Add to Graph failed: {error}")
+            return {"CANCELLED"}
+        _LIBRARIES[context.scene.name] = added
+        self.report({"INFO"}, f"Added {len(chosen)} clips: {len(graph.sources)} transitions, "
+                              f"{graph.alive.mean():.0%} of {graph.frame_count} frames kept")
+        return {"FINISHED"}
+
+
 class MOCAP_OT_save_graph(_WithGraph, bpy.types.Operator):
     """Write the scene's motion graph to a file (.npz), so the matching is not done again"""
 
@@ -435,9 +472,11 @@ class VIEW3D_PT_mocap_transitions(bpy.types.Panel):
         column = layout.column(align=True)
         for name in ("sigma", "nu", "threshold", "min_gap", "contacts"):
             column.prop(settings, name)
-        operator = layout.operator(MOCAP_OT_build_graph.bl_idname, icon="GRAPH")
+        row = layout.row(align=True)
+        operator = row.operator(MOCAP_OT_build_graph.bl_idname, icon="GRAPH")
         for name in ("sigma", "nu", "threshold", "min_gap", "contacts"):
             setattr(operator, name, getattr(settings, name))
+        row.operator(MOCAP_OT_add_to_graph.bl_idname, icon="ADD")
         row = layout.row(align=True)
         row.operator(MOCAP_OT_save_graph.bl_idname, icon="FILE_TICK")
         row.operator(MOCAP_OT_load_graph.bl_idname, icon="FILE_FOLDER")
@@ -477,7 +516,7 @@ class VIEW3D_PT_mocap_transitions(bpy.types.Panel):
             take.source, take.target, take.blend_frames = option.source, option.target, blend_frames
 
 
-CLASSES = (MocapGraphSettings, MOCAP_OT_build_graph, MOCAP_OT_save_graph, MOCAP_OT_load_graph,
+CLASSES = (MocapGraphSettings, MOCAP_OT_build_graph, MOCAP_OT_add_to_graph, MOCAP_OT_save_graph, MOCAP_OT_load_graph,
            MOCAP_OT_preview_transition, MOCAP_OT_take_transition, MOCAP_OT_synthesize, VIEW3D_PT_mocap_transitions)
 
 
