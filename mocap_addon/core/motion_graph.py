@@ -370,10 +370,9 @@ def _largest_cycle_part(frames: int, clip_starts: IntArray, sources: IntArray, t
     # a run alone is a part only if it has an edge to itself
     looped = np.zeros(runs, dtype=bool)
     looped[heads[heads == tails]] = True
-    sizes = np.bincount(label, weights=ends - starts)
     members = np.bincount(label)
     cyclic = (members[label] > 1) | looped
-    sizes = np.bincount(label[cyclic], weights=(ends - starts)[cyclic], minlength=len(sizes))
+    sizes = np.bincount(label[cyclic], weights=(ends - starts)[cyclic], minlength=len(members))
     if not np.any(sizes > 0):
         return np.zeros(frames, dtype=bool)
     return np.asarray(label[run_of] == int(np.argmax(sizes)))
