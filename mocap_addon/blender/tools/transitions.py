@@ -173,12 +173,8 @@ def _show(context: bpy.types.Context, lib: Library, frame: int) -> None:
     context.scene.frame_set(round(blender_frame))
 
 
-class MOCAP_OT_build_graph(bpy.types.Operator):
-    """Match the selected armatures' actions into a motion graph (the active one's rate; others resampled)"""
-
-    bl_idname = "mocap.build_graph"
-    bl_label = "Build Graph"
-    bl_options = {"REGISTER", "UNDO"}
+class _BuildSettings:
+    """What a graph is built with (the operator's and the panel's)."""
 
     sigma: FloatProperty(name="Sigma", default=3.0, min=1e-6, description="P = exp(-D / sigma)")
     nu: FloatProperty(name="Nu", default=2.0, min=0.0, description="Weight of joint velocities in D")
@@ -186,6 +182,26 @@ class MOCAP_OT_build_graph(bpy.types.Operator):
     min_gap: FloatProperty(name="Min Gap", default=0.5, min=0.0, unit="TIME_ABSOLUTE",
                            description="Seconds between the two frames of a transition within one clip")
     contacts: BoolProperty(name="Contacts", default=True, description="Only join frames whose feet agree")
+
+
+class _WalkSettings:
+    """How motion is made from a graph (the operators' and the panel's)."""
+
+    frames: IntProperty(name="Frames", default=600, min=1, max=10_000_000, description="Frames to synthesize")
+    seed: IntProperty(name="Seed", default=0, min=0, description="The same seed gives the same motion")
+    blend_frames: IntProperty(name="Blend Frames", default=5, min=0, max=1000,
+                              description="Frames each transition is blended over")
+
+
+BUILD_SETTINGS = ("sigma", "nu", "threshold", "min_gap", "contacts")
+
+
+class MOCAP_OT_build_graph(_BuildSettings, bpy.types.Operator):
+    """Match the selected armatures' actions into a motion graph (the active one's rate; others resampled)"""
+
+    bl_idname = "mocap.build_graph"
+    bl_label = "Build Graph"
+    bl_options = {"REGISTER", "UNDO"}
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         from ...core.transitions import build
@@ -265,11 +281,8 @@ class MOCAP_OT_add_to_graph(_WithGraph, bpy.types.Operator):
         return {"FINISHED"}
 
 
-class MOCAP_OT_save_graph(_WithGraph, bpy.types.Operator):
-    """Write the scene's motion graph to a file (.npz), so the matching is not done again"""
-
-    bl_idname = "mocap.save_graph"
-    bl_label = "Save Graph"
+class _GraphFile:
+    """An operator on a graph file the user picks (.npz)."""
 
     filepath: StringProperty(subtype="FILE_PATH")
     filter_glob: StringProperty(default="*.npz", options={"HIDDEN"})
@@ -278,6 +291,13 @@ class MOCAP_OT_save_graph(_WithGraph, bpy.types.Operator):
         self.filepath = self.filepath or "motion_graph.npz"
         context.window_manager.fileselect_add(self)
         return {"RUNNING_MODAL"}
+
+
+class MOCAP_OT_save_graph(_WithGraph, _GraphFile, bpy.types.Operator):
+    """Write the scene's motion graph to a file (.npz), so the matching is not done again"""
+
+    bl_idname = "mocap.save_graph"
+    bl_label = "Save Graph"
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         path = self.filepath if self.filepath.lower().endswith(".npz") else f"{self.filepath}.npz"
@@ -290,19 +310,12 @@ class MOCAP_OT_save_graph(_WithGraph, bpy.types.Operator):
         return {"FINISHED"}
 
 
-class MOCAP_OT_load_graph(bpy.types.Operator):
+class MOCAP_OT_load_graph(_GraphFile, bpy.types.Operator):
     """Read a motion graph (.npz); its clips are found again by armature name and frame count"""
 
     bl_idname = "mocap.load_graph"
     bl_label = "Load Graph"
     bl_options = {"REGISTER", "UNDO"}
-
-    filepath: StringProperty(subtype="FILE_PATH")
-    filter_glob: StringProperty(default="*.npz", options={"HIDDEN"})
-
-    def invoke(self, context: bpy.types.Context, event: Any) -> set[str]:
-        context.window_manager.fileselect_add(self)
-        return {"RUNNING_MODAL"}
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         from ...core.transitions import load_graph
@@ -397,18 +410,13 @@ class MOCAP_OT_take_transition(_WithGraph, bpy.types.Operator):
         return {"FINISHED"}
 
 
-class MOCAP_OT_synthesize(_WithGraph, bpy.types.Operator):
+class MOCAP_OT_synthesize(_WithGraph, _WalkSettings, bpy.types.Operator):
     """Walk the motion graph at random from the active clip's current frame and put the new motion on the
     target rig (retargeted through the canonical skeleton) as a new action, with markers at transitions"""
 
     bl_idname = "mocap.synthesize"
     bl_label = "Synthesize"
     bl_options = {"REGISTER", "UNDO"}
-
-    frames: IntProperty(name="Frames", default=600, min=1, max=10_000_000)
-    seed: IntProperty(name="Seed", default=0, min=0, description="The same seed gives the same motion")
-    blend_frames: IntProperty(name="Blend Frames", default=5, min=0, max=1000,
-                              description="Frames each transition is blended over")
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         from ...core.transitions import synthesize
@@ -440,19 +448,9 @@ def _is_armature(self: Any, obj: bpy.types.Object) -> bool:
     return obj.type == "ARMATURE"
 
 
-class MocapGraphSettings(bpy.types.PropertyGroup):
+class MocapGraphSettings(_BuildSettings, _WalkSettings, bpy.types.PropertyGroup):
     """The Transitions panel's inputs (on the scene)."""
 
-    sigma: FloatProperty(name="Sigma", default=3.0, min=1e-6, description="P = exp(-D / sigma)")
-    nu: FloatProperty(name="Nu", default=2.0, min=0.0, description="Weight of joint velocities in D")
-    threshold: FloatProperty(name="Threshold", default=0.9, min=1e-6, max=1.0, description="Lowest P kept")
-    min_gap: FloatProperty(name="Min Gap", default=0.5, min=0.0, unit="TIME_ABSOLUTE",
-                           description="Seconds between the two frames of a transition within one clip")
-    contacts: BoolProperty(name="Contacts", default=True, description="Only join frames whose feet agree")
-    blend_frames: IntProperty(name="Blend Frames", default=5, min=0, max=1000,
-                              description="Frames each transition is blended over")
-    frames: IntProperty(name="Frames", default=600, min=1, max=10_000_000, description="Frames to synthesize")
-    seed: IntProperty(name="Seed", default=0, min=0, description="The same seed gives the same motion")
     target: PointerProperty(type=bpy.types.Object, name="Target Rig", poll=_is_armature,
                             description="Rig that gets taken and synthesized motion (none: the active armature)")
 
@@ -470,11 +468,11 @@ class VIEW3D_PT_mocap_transitions(bpy.types.Panel):
         layout = self.layout
         settings = context.scene.mocap_graph
         column = layout.column(align=True)
-        for name in ("sigma", "nu", "threshold", "min_gap", "contacts"):
+        for name in BUILD_SETTINGS:
             column.prop(settings, name)
         row = layout.row(align=True)
         operator = row.operator(MOCAP_OT_build_graph.bl_idname, icon="GRAPH")
-        for name in ("sigma", "nu", "threshold", "min_gap", "contacts"):
+        for name in BUILD_SETTINGS:
             setattr(operator, name, getattr(settings, name))
         row.operator(MOCAP_OT_add_to_graph.bl_idname, icon="ADD")
         row = layout.row(align=True)
