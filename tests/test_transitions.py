@@ -252,6 +252,15 @@ def test_save_and_load_keep_every_array(sample_graph, tmp_path):
         load_graph(tmp_path / "bad.npz")
 
 
+def test_graphs_do_not_depend_on_how_rows_fall_into_blocks(samples, monkeypatch):
+    import mocap_addon.core.motion_graph as motion_graph
+
+    clips = [samples[1], part(samples[1], 30, 110), turned(part(samples[1], 10), 40.0, (50.0, 0.0, -20.0))]
+    whole = build(clips, contacts=False)
+    monkeypatch.setattr(motion_graph, "BLOCK_ELEMENTS", 1 << 10)  # 16-row blocks
+    assert_same_graph(build(clips, contacts=False), whole)
+
+
 def test_adding_a_clip_is_building_with_it(samples):
     jog = samples[1]
     clips = [samples[0], part(jog, 0, 80), part(jog, 40)]
@@ -456,6 +465,13 @@ def test_motion_synthesised_from_the_walks_is_continuous(walks, walk_graph, tmp_
     loaded = load_graph(path)
     assert_same_graph(loaded, graph)
     np.testing.assert_array_equal(synthesize(loaded, walks, frames=3000, seed=7, blend_frames=5).motion, result.motion)
+
+
+@needs_corpus
+def test_adding_a_walk_is_building_with_it(walks, walk_graph):
+    grown = build(walks[:4], contacts=CONTACTS)
+    grown.add(walks[4])
+    assert_same_graph(grown, walk_graph)
 
 
 @needs_corpus

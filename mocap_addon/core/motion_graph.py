@@ -175,16 +175,26 @@ def frame_features(clip: Clip, weights: FloatArray, nu: float) -> Features:
 @dataclass
 class _Rules:
     """Which frame pairs may become transitions: the clip each frame is in, the gap within a clip, the
-    feet's contact states (``None``: not compared), and the largest ``D`` allowed."""
+    feet's contact states (``None``: not compared), ``sigma`` and ``threshold``."""
 
     clip: IntArray
     gap: int
     contact: NDArray[np.uint8] | None
-    largest: float
+    sigma: float
+    threshold: float
     continues: BoolArray = field(init=False)  # whether each frame's next frame is in the same clip
 
     def __post_init__(self) -> None:
         self.continues = np.append(self.clip[1:] == self.clip[:-1], False)
+
+    @property
+    def largest(self) -> float:
+        """The largest ``D`` whose probability reaches the threshold (up to rounding: see :meth:`close`)."""
+        return -self.sigma * math.log(self.threshold)
+
+    def close(self, costs: FloatArray) -> BoolArray:
+        """Whether pairs of these exact costs are close enough: ``exp(-D / sigma) >= threshold``."""
+        return np.asarray(np.exp(-costs / self.sigma) >= self.threshold)
 
     def allow(self, first: IntArray, second: IntArray) -> BoolArray:
         same = self.clip[first] == self.clip[second]
@@ -194,89 +204,153 @@ class _Rules:
         return np.asarray(allowed)
 
 
-def _match(features: Features, rules: _Rules, local_maxima: bool,
-           first_column: int = 0) -> tuple[IntArray, IntArray, NDArray[np.float32]]:
-    """Frame pairs ``a < b`` (``b >= first_column``) with ``D <= rules.largest`` that the rules allow and,
-    with ``local_maxima``, whose 8 neighbours allowed by the rules are no closer; with ``(largest - D) / 2``
-    in float32.
+# float32 distances are trusted to within this share of |f_a|^2 + |f_b|^2; closer calls are made again in
+# float64 from the features, so the pairs kept do not depend on how the rows fall into blocks
+MARGIN = 2.5e-6
+TIE = 1e-12  # float64 costs this close are equal, and the pair first in frame order wins
 
-    ``D = S_a + S_b - 2 (|g_ab| + h_ab)`` with ``g`` the complex Gram product of the ground points and ``h``
-    the real one of the heights, a block of rows at a time (columns from the block's first row on: ``D`` is
-    symmetric).  The test ``D <= largest`` is ``|g| >= (S_a + S_b - largest) / 2 - h``, whose right side is
-    one real product with two extra columns.
+
+def _match(features: Features, rules: _Rules, local_maxima: bool,
+           first_column: int = 0) -> tuple[IntArray, IntArray, FloatArray]:
+    """Frame pairs ``a < b`` (``b >= first_column``) close enough that the rules allow and, with
+    ``local_maxima``, none of whose 8 neighbours allowed by the rules is closer; with their float64 costs.
+
+    ``D = S_a + S_b - 2 (|g_ab| + h_ab)`` with ``S = |f|^2``, ``g`` the complex Gram product of the ground
+    points and ``h`` the real one of the heights, a block of rows at a time (columns from the block's
+    first row on: ``D`` is symmetric), in float32.  ``D <= largest + margin`` is ``|g| >= bound`` with
+    ``bound = ((1 - 2 MARGIN) (S_a + S_b) - largest) / 2 - h``, one real product with two extra columns;
+    ``|g| - bound`` then estimates ``(largest - D) / 2`` to within ``MARGIN (S_a + S_b)``.
     """
     count = features.frame_count
     ground = features.ground.astype(np.complex64)
     conjugate = np.conj(ground)
-    half = 0.5 * (features.squared() - rules.largest)
+    squared = features.squared()
+    half = ((1 - 2 * MARGIN) * squared - 0.5 * rules.largest) / 2
     ones = np.ones((count, 1))
     rows_height = np.hstack([-features.height, half[:, None], ones]).astype(np.float32)
     columns_height = np.hstack([features.height, ones, half[:, None]]).astype(np.float32)
+    judge = _Judge(features, rules, squared)
     firsts: list[IntArray] = []
     seconds: list[IntArray] = []
-    values: list[NDArray[np.float32]] = []
+    costs: list[FloatArray] = []
     start = 0
     while start < count - 1:
         column = max(start + 1, first_column) - 1
         stop = min(count, start + max(16, BLOCK_ELEMENTS // (count - column) - 2))
         top, bottom = max(0, start - 1), min(count, stop + 1)
         size = np.abs(conjugate[top:bottom] @ ground[column:].T)
-        bound = rows_height[top:bottom] @ columns_height[column:].T
-        a, b = np.nonzero(size[start - top:stop - top] >= bound[start - top:stop - top])
+        size -= rows_height[top:bottom] @ columns_height[column:].T  # |g| - bound
+        a, b = np.nonzero(size[start - top:stop - top] >= 0)
         a += start
         b += column
         keep = (b > a) & (b >= first_column)
         a, b = a[keep], b[keep]
         keep = rules.allow(a, b)
         a, b = a[keep], b[keep]
-        value = size[a - top, b - column] - bound[a - top, b - column]
+        value = judge.value(a, b, size[a - top, b - column])
+        keep, cost = judge.close(a, b, value)
+        a, b, value, cost = a[keep], b[keep], value[keep], cost[keep]
         if local_maxima and len(a):
-            keep = _no_better_neighbour(a, b, value, size, bound, (top, column), rules)
-            a, b, value = a[keep], b[keep], value[keep]
+            keep = judge.no_better_neighbour(a, b, value, cost, size, (top, column))
+            a, b, cost = a[keep], b[keep], cost[keep]
         firsts.append(a)
         seconds.append(b)
-        values.append(value)
+        costs.append(cost)
         start = stop
     if not firsts:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32)
-    return (np.concatenate(firsts).astype(np.int64), np.concatenate(seconds).astype(np.int64),
-            np.concatenate(values))
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    a, b = np.concatenate(firsts).astype(np.int64), np.concatenate(seconds).astype(np.int64)
+    cost = np.concatenate(costs)
+    exact = np.isnan(cost)
+    cost[exact] = features.costs(a[exact], b[exact])
+    return a, b, cost
 
 
-def _no_better_neighbour(a: IntArray, b: IntArray, value: NDArray[np.float32], size: NDArray[np.float32],
-                         bound: NDArray[np.float32], corner: tuple[int, int], rules: _Rules) -> BoolArray:
-    """Whether no allowed candidate among each pair's 8 neighbours has a larger ``value`` (``size - bound``
-    in the block whose first row and column are ``corner``)."""
-    top, column = corner
-    width = size.shape[1]
-    flat_size, flat_bound = size.ravel(), bound.ravel()
-    at = (a - top) * width + (b - column)
-    same = rules.clip[a] == rules.clip[b]
-    apart = b - a
-    steps_a = {-1: rules.continues[np.maximum(a - 1, 0)] & (a > 0), 0: None, 1: rules.continues[a]}
-    steps_b = {-1: rules.continues[b - 1], 0: None, 1: rules.continues[b]}
-    better = np.zeros(len(a), dtype=bool)
-    for step_a, valid_a in steps_a.items():
-        for step_b, valid_b in steps_b.items():
-            if not (step_a or step_b):
-                continue
-            valid = np.abs(apart + (step_b - step_a)) >= rules.gap
-            valid |= ~same
-            for part in (valid_a, valid_b):
-                if part is not None:
-                    valid &= part
-            if rules.contact is not None:
-                valid &= (rules.contact.take(a + step_a, mode="clip") == rules.contact.take(b + step_b, mode="clip"))
-            near = at + (step_a * width + step_b)
-            other = flat_size.take(near, mode="clip") - flat_bound.take(near, mode="clip")
-            better |= valid & (other > value)
-    return ~better
+class _Judge:
+    """Float32 estimates of ``(largest - D) / 2`` decide where they are clear; the rest is computed again in
+    float64 (``NaN`` cost: not computed yet)."""
+
+    def __init__(self, features: Features, rules: _Rules, squared: FloatArray) -> None:
+        self.features, self.rules, self.squared = features, rules, squared
+
+    def value(self, a: IntArray, b: IntArray, estimate: NDArray[np.float32]) -> FloatArray:
+        """``(largest - D) / 2`` from ``|g| - bound``."""
+        return np.asarray(estimate - MARGIN * (self.squared[a] + self.squared[b]))
+
+    def doubt(self, a: IntArray, b: IntArray) -> FloatArray:
+        return np.asarray(MARGIN * (self.squared[a] + self.squared[b]))
+
+    def close(self, a: IntArray, b: IntArray, value: FloatArray) -> tuple[BoolArray, FloatArray]:
+        """Which pairs are close enough, and the float64 costs computed to tell (``NaN`` elsewhere)."""
+        doubt = self.doubt(a, b)
+        unsure = np.abs(value) <= doubt
+        cost = np.full(len(a), np.nan)
+        cost[unsure] = self.features.costs(a[unsure], b[unsure])
+        return (value > doubt) | (unsure & self.rules.close(np.nan_to_num(cost, nan=np.inf))), cost
+
+    def no_better_neighbour(self, a: IntArray, b: IntArray, value: FloatArray, cost: FloatArray,
+                            block: NDArray[np.float32], corner: tuple[int, int]) -> BoolArray:
+        """Whether no allowed, close enough candidate among each pair's 8 neighbours is closer (``block``:
+        ``|g| - bound`` of the block whose first row and column are ``corner``).  Pairs a neighbour beats
+        clearly go first; float64 costs are computed only for the close calls of the others."""
+        rules = self.rules
+        top, column = corner
+        width = block.shape[1]
+        flat = block.ravel()
+        at = (a - top) * width + (b - column)
+        same = rules.clip[a] == rules.clip[b]
+        mine = self.doubt(a, b)
+        steps_a = {-1: rules.continues[np.maximum(a - 1, 0)] & (a > 0), 0: None, 1: rules.continues[a]}
+        steps_b = {-1: rules.continues[b - 1], 0: None, 1: rules.continues[b]}
+        beaten = np.zeros(len(a), dtype=bool)
+        close_calls: list[tuple[IntArray, IntArray, IntArray]] = []
+        for step_a, valid_a in steps_a.items():
+            for step_b, valid_b in steps_b.items():
+                if not (step_a or step_b):
+                    continue
+                near_a, near_b = a + step_a, b + step_b
+                valid = np.abs(near_b - near_a) >= rules.gap
+                valid |= ~same
+                for part in (valid_a, valid_b):
+                    if part is not None:
+                        valid &= part
+                if rules.contact is not None:
+                    valid &= rules.contact.take(near_a, mode="clip") == rules.contact.take(near_b, mode="clip")
+                index = np.flatnonzero(valid)
+                near_a, near_b = near_a[index], near_b[index]
+                other = self.value(near_a, near_b, flat.take(at[index] + (step_a * width + step_b)))
+                doubt = self.doubt(near_a, near_b)
+                lead = other - value[index]
+                spread = doubt + mine[index]
+                beaten[index[(other > doubt) & (lead > spread)]] = True
+                unsure = (other >= -doubt) & (lead >= -spread) & ~((other > doubt) & (lead > spread))
+                close_calls.append((index[unsure], near_a[unsure], near_b[unsure]))
+        for index, near_a, near_b in close_calls:
+            left = ~beaten[index]
+            index, near_a, near_b = index[left], near_a[left], near_b[left]
+            if len(index):
+                beaten[index[self._closer(near_a, near_b, a[index], b[index], cost, index)]] = True
+        return ~beaten
+
+    def _closer(self, a: IntArray, b: IntArray, first: IntArray, second: IntArray, cost: FloatArray,
+                index: IntArray) -> BoolArray:
+        """Whether pairs ``(a, b)`` are close enough and closer than pairs ``(first, second)``, in float64
+        (ties within ``TIE``: the pair first in frame order); ``cost[index]`` holds the second pairs'
+        costs where known (``NaN`` elsewhere: computed and kept)."""
+        theirs = self.features.costs(a, b)
+        known = cost[index]
+        missing = np.isnan(known)
+        known[missing] = self.features.costs(first[missing], second[missing])
+        cost[index[missing]] = known[missing]
+        earlier = (a < first) | ((a == first) & (b < second))
+        wins = (theirs < known - TIE) | ((np.abs(theirs - known) <= TIE) & earlier)
+        return np.asarray(self.rules.close(theirs) & wins)
 
 
-def _best_within(a: IntArray, b: IntArray, value: NDArray[np.float32], clip: IntArray, radius: int) -> BoolArray:
-    """Whether no other pair within ``radius`` frames of both frames (in the same two clips) has a larger
-    ``value``: the best of similar transitions.  Pairs are binned in cells ``radius`` wide, so each is
-    compared only with those in its own and the 8 cells around."""
+def _best_within(a: IntArray, b: IntArray, cost: FloatArray, clip: IntArray, radius: int) -> BoolArray:
+    """Whether no other pair within ``radius`` frames of both frames (in the same two clips) is closer (ties
+    within ``TIE``: the pair first in frame order): the best of similar transitions.  Pairs are binned in
+    cells ``radius`` wide, so each is compared only with those in its own and the 8 cells around."""
     count = len(a)
     if count == 0:
         return np.ones(0, dtype=bool)
@@ -297,9 +371,10 @@ def _best_within(a: IntArray, b: IntArray, value: NDArray[np.float32], clip: Int
         mine = np.repeat(np.arange(count), sizes)
         position = np.arange(total) - np.repeat(np.cumsum(sizes) - sizes, sizes) + np.repeat(low, sizes)
         other = order[position]
+        first = (a[other] < a[mine]) | ((a[other] == a[mine]) & (b[other] < b[mine]))
+        closer = (cost[other] < cost[mine] - TIE) | ((np.abs(cost[other] - cost[mine]) <= TIE) & first)
         hit = ((np.abs(a[other] - a[mine]) <= radius) & (np.abs(b[other] - b[mine]) <= radius)
-               & (clip[a[other]] == clip[a[mine]]) & (clip[b[other]] == clip[b[mine]])
-               & (value[other] > value[mine]))
+               & (clip[a[other]] == clip[a[mine]]) & (clip[b[other]] == clip[b[mine]]) & closer)
         beaten[mine[hit]] = True
     return ~beaten
 
@@ -511,7 +586,8 @@ class MotionGraph:
         settings = self.params
         clip = np.repeat(np.arange(len(self.clip_frames)), self.clip_frames).astype(np.int64)
         contact = (self.contacts[:, 0] * 2 + self.contacts[:, 1]).astype(np.uint8) if settings["contacts"] else None
-        return _Rules(clip, gap_frames(settings["min_gap"], self.fps), contact, largest_cost(settings))
+        return _Rules(clip, gap_frames(settings["min_gap"], self.fps), contact, settings["sigma"],
+                      settings["threshold"])
 
     def _prune(self) -> None:
         """``sources`` ... ``alive`` from the matched pairs (dead ends pruned when asked)."""
@@ -564,11 +640,6 @@ def load_graph(path: str | os.PathLike[str]) -> MotionGraph:
                        features=features, **arrays)
 
 
-def largest_cost(settings: Mapping[str, Any]) -> float:
-    """The largest ``D`` whose probability reaches the threshold."""
-    return -float(settings["sigma"]) * math.log(float(settings["threshold"]))
-
-
 def gap_frames(min_gap: float, fps: float) -> int:
     """``min_gap`` seconds in frames (at least 1: a frame is never its own transition)."""
     return max(1, math.ceil(min_gap * fps - 1e-9))
@@ -577,14 +648,12 @@ def gap_frames(min_gap: float, fps: float) -> int:
 def _pairs(features: Features, rules: _Rules, settings: Mapping[str, Any],
            first_column: int = 0) -> tuple[IntArray, IntArray, FloatArray]:
     """Matched pairs ``a < b`` (``b >= first_column``) and their float64 costs, within the threshold."""
-    a, b, value = _match(features, rules, settings["local_maxima"], first_column)
+    a, b, costs = _match(features, rules, settings["local_maxima"], first_column)
     if settings["local_maxima"]:
         radius = round(defaults()["similar_within_seconds"] * settings["fps"])
-        keep = _best_within(a, b, value, rules.clip, radius)
-        a, b = a[keep], b[keep]
-    costs = features.costs(a, b)
-    keep = np.exp(-costs / settings["sigma"]) >= settings["threshold"]
-    return a[keep], b[keep], costs[keep]
+        keep = _best_within(a, b, costs, rules.clip, radius)
+        a, b, costs = a[keep], b[keep], costs[keep]
+    return a, b, costs
 
 
 def _planted(clip: Clip, prepared: Clip, given: ArrayLike | None) -> BoolArray:

@@ -56,7 +56,8 @@ def synthesize(graph: MotionGraph, clips: Sequence[Clip], *, frames: int, start:
     ``clips`` are the graph's clips, in its order.  Transitions are chosen at random by probability
     (:func:`walk`; the same ``seed`` gives the same motion) or by ``choose(frame, options)``, which returns
     one of ``options`` (best first) or ``None`` to play on; at least ``min_gap`` seconds pass between
-    transitions (in a graph built with ``strongly_connected``: elsewhere a clip may end sooner).  Each transition is blended over ``blend_frames`` frames (:func:`assemble`).
+    transitions (in a graph built with ``strongly_connected``: elsewhere a clip may end sooner).  Each
+    transition is blended over ``blend_frames`` frames (:func:`assemble`).
     ``metadata["transitions"]`` lists ``(output_frame, from_global, to_global)`` and ``metadata["path"]``
     the global source frame of every output frame.  Retarget it onto any rig with :func:`.retarget.retarget`.
     """
