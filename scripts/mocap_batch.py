@@ -76,8 +76,8 @@ def arguments(argv: list[str], bpy: Any) -> argparse.Namespace:
     parser.add_argument("inputs", nargs="+", help="motion capture files, or one .blend to export from")
     parser.add_argument("output", help="the .blend to write, or a folder for exported files")
     formats = [exporter.filename_ext.lstrip(".") for _, exporter in FORMATS]
-    parser.add_argument("--format", type=_choice(formats), default="bvh",
-                        help=f"export format: {', '.join(formats)} (default bvh)")
+    parser.add_argument("--format", type=_choice(formats), default=formats[0],
+                        help=f"export format: {', '.join(formats)} (default {formats[0]})")
     importer, exporter = FORMATS[0]
     offered: dict[str, Any] = {}
     for idname, names in ((importer.bl_idname, IMPORT_OPTIONS), (exporter.bl_idname, EXPORT_OPTIONS)):
@@ -227,16 +227,16 @@ def export_armatures(bpy: Any, options: argparse.Namespace) -> int:
     return failures
 
 
-MOTION_EXTENSIONS = (".bvh", ".htr", ".amc")
-
-
 def motion_files(inputs: list[str]) -> list[Path]:
-    """The inputs, with each folder replaced by the motion files in it."""
+    """The inputs, with each folder replaced by the motion files in it (of every format, skeleton files aside)."""
+    from mocap_addon.core.formats import motion_extensions
+
+    extensions = motion_extensions()
     found: list[Path] = []
     for name in inputs:
         path = Path(name)
         if path.is_dir():
-            found += sorted(p for p in path.iterdir() if p.suffix.lower() in MOTION_EXTENSIONS)
+            found += sorted(p for p in path.iterdir() if p.suffix.lower() in extensions)
         else:
             found.append(path)
     return found

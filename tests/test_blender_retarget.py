@@ -187,7 +187,7 @@ def test_reference_pose_is_what_the_rig_stands_in_for_the_source_t_pose(addon):
 
 def test_the_stored_bone_mapping_is_used(addon):
     """A hand edit in the Bone Mapping panel (here: the rig's hips unmapped) is what retargeting reads."""
-    from mocap_addon.blender.tools.mapping import armature_mapping, store_mapping
+    from mocap_addon.blender.bone_mapping import armature_mapping, store_mapping
 
     bpy = addon
     source = import_sample(bpy)

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 
 from . import graph_commands
 from .errors import MocapFormatError
-from .formats import format_of, load, save
+from .formats import format_of, load, save, unit_note
 from .model import Clip, rotation_order
 from .reduce import DEFAULT_TOLERANCE, reduce_keys
-from .units import UNITS_IN_METRES, unit_note
+from .units import UNIT_CHOICES, UNITS_IN_METRES
 
 
 def describe(clip: Clip, path: str) -> str:
@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     convert.add_argument("input")
     convert.add_argument("output")
     convert.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
-    convert.add_argument("--unit", choices=("mm", "cm", "m", "in", "ft"),
+    convert.add_argument("--unit", choices=tuple(UNIT_CHOICES),
                          help="length of one input unit, for files that state none (BVH) or state it wrongly")
     reduce = commands.add_parser("reduce", help="how many keys an import keeps with key reduction, "
                                                 "and the worst error measured")

@@ -23,8 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .kinematics import forward_kinematics, place_translation, rest_pose
-from .model import SCALE_CHANNEL, Clip, Skeleton
+from . import rotations
+from .kinematics import compose
+from .model import Skeleton
 from .naming import CANONICAL_JOINTS, CANONICAL_PARENTS
 from .rotations import FloatArray
 
@@ -89,25 +90,15 @@ def canonical_skeleton(joints: dict[str, FloatArray], ends: dict[str, FloatArray
                     position_replaces_offset=np.array([p < 0 for p in parents]))
 
 
-def reference_translations(skeleton: Skeleton) -> FloatArray:
-    """Channel translations ``(J, 3)`` of a skeleton standing at rest: its offsets where channels replace them."""
-    return np.where(skeleton.position_replaces_offset[:, None], skeleton.offsets, 0.0)
-
-
 def posed_geometry(skeleton: Skeleton, translations: FloatArray,
                    scales: FloatArray | None = None) -> tuple[FloatArray, FloatArray]:
     """World rotations ``(J, 3, 3)`` and origins ``(J, 3)`` with every rotation channel at zero and these
-    channel translations ``(J, 3)`` and scales ``(J,)`` (a clip's first frame holds them where the
-    offsets are empty)."""
-    posed = skeleton.copy()
-    posed.offsets = np.array([place_translation(skeleton, j, translations[j]) for j in range(skeleton.joint_count)])
-    posed.position_replaces_offset[:] = False
-    posed.translation_in_rest_frame[:] = False
-    if scales is None or np.all(scales == 1.0):
-        return rest_pose(posed)
-    posed.channels = [(SCALE_CHANNEL,)] * skeleton.joint_count
-    pose = forward_kinematics(Clip(posed, scales[None], 1.0))
-    return pose.rotations[0], pose.positions[0]
+    local translations ``(J, 3)`` (offsets included) and scales ``(J,)`` (a motion's first frame holds
+    them where the offsets are empty)."""
+    turns = rotations.matrix_to_quaternion(skeleton.rest_rotations).T[:, :, None]
+    world, positions, _ = compose(skeleton.parents, turns, np.asarray(translations, dtype=np.float64).T[:, :, None],
+                                  None if scales is None else np.asarray(scales, dtype=np.float64)[:, None])
+    return rotations.quaternion_to_matrix(world[:, :, 0].T), positions[:, :, 0].T
 
 
 def nearest_axes(frame: FloatArray) -> FloatArray:

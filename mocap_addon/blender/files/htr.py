@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import bpy
 from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
 from .base import MocapExportBase, MocapImportBase
@@ -17,7 +16,7 @@ TRANSLATION_ITEMS = [("rotated", "Base-Rotated", "Frame translations are turned 
                      ("parent", "Parent Frame", "Frame translations add to the base translation (format notes)")]
 
 
-class IMPORT_ANIM_OT_mocap_htr(bpy.types.Operator, MocapImportBase):
+class IMPORT_ANIM_OT_mocap_htr(MocapImportBase):
     """Import Motion Analysis HTR motion capture as armatures with actions"""
 
     bl_idname = "import_anim.mocap_htr"
@@ -39,7 +38,7 @@ class IMPORT_ANIM_OT_mocap_htr(bpy.types.Operator, MocapImportBase):
         return {"order_reading": values["order_reading"], "translation": values["translation"]}
 
 
-class EXPORT_ANIM_OT_mocap_htr(bpy.types.Operator, MocapExportBase):
+class EXPORT_ANIM_OT_mocap_htr(MocapExportBase):
     """Export the active armature's action as Motion Analysis HTR"""
 
     bl_idname = "export_anim.mocap_htr"
