@@ -18,11 +18,12 @@ from mocap_addon.core.motion_graph import (
     frame_features,
     gap_frames,
     joint_weights,
-    library_clip,
+    library_pose,
     run_ends,
 )
+from mocap_addon.core.pose import Pose
 from mocap_addon.core.retarget import retarget
-from mocap_addon.core.rotations import axis_matrices
+from mocap_addon.core.rotations import axis_matrices, quaternion_to_matrix
 from mocap_addon.core.transitions import (
     MotionGraph,
     Transition,
@@ -65,6 +66,11 @@ def turned(clip: Clip, degrees: float, shift: tuple[float, float, float]) -> Cli
     return out
 
 
+def turns(pose: Pose, joint: int) -> np.ndarray:
+    """A pose joint's local rotation matrices (the canonical rest is the identity, as in a clip's channels)."""
+    return quaternion_to_matrix(pose.rotations[:, joint])
+
+
 def check_rules(graph: MotionGraph, contacts: bool = True) -> None:
     """Every kept transition obeys the rules; every alive frame has a way on."""
     settings = graph.params
@@ -104,7 +110,7 @@ def sample_graph(samples) -> MotionGraph:
 
 
 def test_distance_is_zero_for_equal_frames_symmetric_and_the_best_turn(samples):
-    features = frame_features(library_clip(samples[1], 30.0), joint_weights(), 2.0)
+    features = frame_features(library_pose(samples[1], 30.0), joint_weights(), 2.0)
     frames = np.arange(features.frame_count)
     assert features.costs(frames, frames).max() <= 1e-20
     rng = np.random.default_rng(1)
@@ -123,12 +129,12 @@ def test_distance_is_zero_for_equal_frames_symmetric_and_the_best_turn(samples):
 def test_distance_ignores_turns_about_the_vertical_and_moves(samples, degrees, dx, dy, dz):
     jog = samples[1]
     weights = joint_weights()
-    base = frame_features(library_clip(jog, 30.0), weights, 2.0)
-    moved = frame_features(library_clip(turned(jog, degrees, (dx, dy, dz)), 30.0), weights, 2.0)
+    base = frame_features(library_pose(jog, 30.0), weights, 2.0)
+    moved = frame_features(library_pose(turned(jog, degrees, (dx, dy, dz)), 30.0), weights, 2.0)
     a, b = np.triu_indices(jog.frame_count, 1)
     np.testing.assert_allclose(moved.costs(a, b), base.costs(a, b), atol=1e-9)
     np.testing.assert_allclose(base.costs(a, b[::-1]), frame_features(
-        library_clip(jog, 30.0), weights, 2.0).costs(a, b[::-1]))
+        library_pose(jog, 30.0), weights, 2.0).costs(a, b[::-1]))
 
 
 def test_weights_and_settings_are_checked(samples):
@@ -324,15 +330,14 @@ def test_synthesis_plays_the_sources_between_transitions(samples, sample_graph):
     path = np.array(result.metadata["path"])
     assert result.frame_count == 400 and result.fps == graph.fps and result.unit_in_metres == 1.0
     assert [t for t, _, _ in result.metadata["transitions"]] == (np.flatnonzero(path[1:] != path[:-1] + 1) + 1).tolist()
-    jog = library_clip(samples[1], graph.fps)
+    jog = library_pose(samples[1], graph.fps)
     # away from blends every joint's local rotation is the source's and the figure moves as the source does
     settled = np.ones(400, dtype=bool)
     for landing, _, _ in result.metadata["transitions"]:
         settled[landing:landing + 4] = False
     frames = path[settled] - 120
     for joint in range(1, result.skeleton.joint_count):
-        np.testing.assert_allclose(result.joint_rotations(joint)[settled], jog.joint_rotations(joint)[frames],
-                                   atol=1e-9)
+        np.testing.assert_allclose(result.joint_rotations(joint)[settled], turns(jog, joint)[frames], atol=1e-9)
     ours, theirs = world_positions(result), world_positions(jog)
     relative = ours - ours[:, :1]
     source = theirs[frames] - theirs[frames, :1]
@@ -346,15 +351,13 @@ def test_blending_ends_on_the_target_and_zero_blend_frames_jump(samples, sample_
     graph = sample_graph
     path = walk(graph, 200, start=130, seed=2)
     landing = int(np.flatnonzero(path[1:] != path[:-1] + 1)[0] + 1)
-    jog = library_clip(samples[1], graph.fps)
+    jog = library_pose(samples[1], graph.fps)
     target = path[landing] - 120
     sharp = assemble(graph, samples, path, blend_frames=0)
     soft = assemble(graph, samples, path, blend_frames=6)
     for joint in (5, 12, 20):  # not the hips, whose heading is integrated
-        np.testing.assert_allclose(sharp.joint_rotations(joint)[landing], jog.joint_rotations(joint)[target],
-                                   atol=1e-9)
-        np.testing.assert_allclose(soft.joint_rotations(joint)[landing + 6], jog.joint_rotations(joint)[target + 6],
-                                   atol=1e-9)
+        np.testing.assert_allclose(sharp.joint_rotations(joint)[landing], turns(jog, joint)[target], atol=1e-9)
+        np.testing.assert_allclose(soft.joint_rotations(joint)[landing + 6], turns(jog, joint)[target + 6], atol=1e-9)
     jumps = np.linalg.norm(np.diff(world_positions(sharp), axis=0), axis=-1)[landing - 1]
     blended = np.linalg.norm(np.diff(world_positions(soft), axis=0), axis=-1)[landing - 1]
     assert blended.max() < jumps.max()
@@ -479,8 +482,8 @@ def test_the_same_take_in_two_formats_matches_frame_by_frame():
     """CMU 01_01 as BVH and as ASF/AMC: BVH frame k + 1 is AMC frame k, so each is the other's best match."""
     bvh, amc = load(CORPUS / "bvh" / "fm_cmu_01_01.bvh"), load(CORPUS / "asf_amc" / "fm_01_01.amc")
     weights = joint_weights()
-    first = frame_features(library_clip(part(bvh, 1, 601), bvh.fps), weights, 2.0)
-    second = frame_features(library_clip(part(amc, 0, 600), bvh.fps), weights, 2.0)
+    first = frame_features(library_pose(part(bvh, 1, 601), bvh.fps), weights, 2.0)
+    second = frame_features(library_pose(part(amc, 0, 600), bvh.fps), weights, 2.0)
     frames = np.arange(1, 599)
     same = first.costs(frames, frames)  # within one feature set: zero
     assert same.max() <= 1e-20

@@ -46,9 +46,10 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .kinematics import world_positions
+from .kinematics import forward_kinematics
 from .model import Clip
 from .naming import CANONICAL_JOINTS, map_skeleton
+from .pose import Pose, as_pose
 from .retarget import to_canonical
 from .rotations import FloatArray
 from .timing import resample
@@ -97,13 +98,19 @@ def joint_weights(weights: Mapping[str, float] | Sequence[float] | None = None) 
     return out
 
 
-def library_clip(clip: Clip, fps: float, mapping: Mapping[str, str | None] | None = None) -> Clip:
-    """``clip`` as a motion graph holds it: resampled to ``fps``, on the canonical skeleton (``mapping`` as
-    :func:`.naming.map_skeleton` gives, detected when ``None``)."""
-    return to_canonical(resample(clip, 1.0 / fps), mapping=mapping)
+def library_pose(motion: Clip | Pose, fps: float, mapping: Mapping[str, str | None] | None = None) -> Pose:
+    """A clip or pose as a motion graph holds it: resampled to ``fps``, on the canonical skeleton
+    (``mapping`` as :func:`.naming.map_skeleton` gives, detected when ``None``)."""
+    return to_canonical(resample(as_pose(motion), 1.0 / fps), mapping=mapping)
 
 
-def clip_name(clip: Clip, index: int) -> str:
+def heading(rotations: FloatArray) -> FloatArray:
+    """The turn about +Y that brings +Z onto the forward direction of quaternions ``(..., 4)`` on the ground."""
+    w, x, y, z = np.moveaxis(rotations, -1, 0)
+    return np.asarray(np.arctan2(2 * (x * z + w * y), 1 - 2 * (x * x + y * y)))
+
+
+def clip_name(clip: Clip | Pose, index: int) -> str:
     """The name a graph gives a clip: ``metadata["name"]``, else its file's name, else ``clip <index>``."""
     name = clip.metadata.get("name") or clip.metadata.get("source")
     return os.path.basename(str(name)) if name else f"clip {index}"
@@ -150,19 +157,19 @@ class Features:
         return Features(np.concatenate([p.ground for p in parts]), np.concatenate([p.height for p in parts]))
 
 
-def frame_features(clip: Clip, weights: FloatArray, nu: float) -> Features:
-    """:class:`Features` of a canonical clip (see the module notes)."""
+def frame_features(pose: Pose, weights: FloatArray, nu: float) -> Features:
+    """:class:`Features` of a canonical pose (see the module notes)."""
     settings = defaults()
     unit = settings["length_unit_in_statures"] * settings["stature_m"]
     joints = np.flatnonzero(weights > 0)
     share = np.sqrt(weights[joints] / weights[joints].sum()) / unit
-    positions = world_positions(clip)[:, joints]
-    hips = clip.joint_rotations(CANONICAL_JOINTS.index("hips"))  # canonical rest rotations are identity
-    facing = np.exp(1j * np.arctan2(hips[:, 0, 2], hips[:, 2, 2]))  # turns the hips' forward onto +Z
+    world = forward_kinematics(pose)
+    positions = world.positions[:, joints]
+    facing = np.exp(1j * heading(world.quaternions[:, CANONICAL_JOINTS.index("hips")]))  # forward onto +Z
     centroid = np.einsum("fjc,j->fc", positions, weights[joints] / weights[joints].sum())
     around = positions - centroid[:, None]
-    if clip.frame_count > 1:
-        velocity = np.gradient(positions, axis=0) * (clip.fps * settings["velocity_seconds"] * math.sqrt(nu))
+    if pose.frame_count > 1:
+        velocity = np.gradient(positions, axis=0) * (pose.fps * settings["velocity_seconds"] * math.sqrt(nu))
     else:
         velocity = np.zeros_like(positions)
     points = np.concatenate([around, velocity], axis=1) * np.concatenate([share, share])[:, None]
@@ -547,7 +554,7 @@ class MotionGraph:
         """Transitions leaving each frame."""
         return np.bincount(self.sources, minlength=self.frame_count).astype(np.int64)
 
-    def add(self, clip: Clip, contacts: ArrayLike | None = None) -> None:
+    def add(self, clip: Clip | Pose, contacts: ArrayLike | None = None) -> None:
         """Add ``clip`` to the library: the graph becomes the one :func:`build` makes with it at the end.
 
         Only the new clip's frames are matched (against every frame, its own included); ``contacts`` gives
@@ -558,13 +565,13 @@ class MotionGraph:
         self._extend(clip, contacts)
         self._prune()
 
-    def _extend(self, clip: Clip, contacts: ArrayLike | None,
+    def _extend(self, clip: Clip | Pose, contacts: ArrayLike | None,
                 mapping: Mapping[str, str | None] | None = None) -> None:
         """Append ``clip``'s frames and the pairs that match them (dead ends not pruned)."""
         settings = self.params
         index = len(self.clip_names)
         try:
-            prepared = library_clip(clip, self.fps, mapping)
+            prepared = library_pose(clip, self.fps, mapping)
         except ValueError as error:
             raise ValueError(f"clip {index} ({clip_name(clip, index)}): {error}") from error
         features = frame_features(prepared, joint_weights(dict(settings["weights"])), settings["nu"])
@@ -657,7 +664,7 @@ def _pairs(features: Features, rules: _Rules, settings: Mapping[str, Any],
     return a, b, costs
 
 
-def _planted(clip: Clip, prepared: Clip, given: ArrayLike | None) -> BoolArray:
+def _planted(clip: Clip | Pose, prepared: Pose, given: ArrayLike | None) -> BoolArray:
     """The feet's contact states ``(F, 2)`` at ``prepared``'s frames: ``given`` at ``clip``'s own frames
     (nearest in time), else detected on ``prepared``."""
     if given is None:
@@ -671,17 +678,17 @@ def _planted(clip: Clip, prepared: Clip, given: ArrayLike | None) -> BoolArray:
     return np.asarray(states[nearest])
 
 
-def detected_contacts(clip: Clip) -> BoolArray:
+def detected_contacts(pose: Pose) -> BoolArray:
     """Left and right foot planted per frame ``(F, 2)`` (:mod:`.contacts`)."""
     raise NotImplementedError("foot contact detection (core.contacts) has not landed yet: give contact states")
 
 
-def build(clips: Sequence[Clip], *, fps: float | None = None, sigma: float = 3.0, nu: float = 2.0,
+def build(clips: Sequence[Clip | Pose], *, fps: float | None = None, sigma: float = 3.0, nu: float = 2.0,
           threshold: float = 0.9, min_gap: float = 0.5, contacts: bool | Sequence[ArrayLike] = True,
           local_maxima: bool = True, strongly_connected: bool = True,
           weights: Mapping[str, float] | Sequence[float] | None = None,
           progress: Callable[[float], None] | None = None) -> MotionGraph:
-    """The motion graph of ``clips`` (any files and skeletons; see the module notes).
+    """The motion graph of ``clips`` (clips or poses of any files and skeletons; see the module notes).
 
     Each clip is resampled to ``fps`` (default: the first clip's rate) and put on the canonical skeleton.
     ``sigma``, ``nu`` and ``threshold`` as in the thesis (``P = exp(-D / sigma) >= threshold``);

@@ -34,12 +34,13 @@ from typing import Any
 
 import numpy as np
 
-from .kinematics import rest_positions, world_positions
-from .model import Clip, Skeleton, encode_motion
-from .motion_graph import IntArray, MotionGraph, Transition, gap_frames, library_clip, run_ends
+from .kinematics import forward_kinematics, rest_positions, world_positions
+from .model import Clip, Skeleton
+from .motion_graph import IntArray, MotionGraph, Transition, gap_frames, heading, library_pose, run_ends
 from .naming import CANONICAL_JOINTS, CANONICAL_PARENTS
+from .pose import Pose
 from .retarget import bone_ends
-from .rotations import FloatArray, quaternion_conjugate, quaternion_multiply, quaternion_to_matrix, slerp
+from .rotations import FloatArray, quaternion_conjugate, quaternion_multiply, slerp
 
 Chooser = Callable[[int, list[Transition]], Transition | None]
 HIPS = CANONICAL_JOINTS.index("hips")
@@ -49,7 +50,8 @@ FEET = [CANONICAL_JOINTS.index(n) for n in ("foot_l", "foot_r")]
 FLOOR_PERCENT = 2.0  # the floor: this percentile of the lower ankle's height over a clip
 
 
-def synthesize(graph: MotionGraph, clips: Sequence[Clip], *, frames: int, start: int = 0, seed: int | None = None,
+def synthesize(graph: MotionGraph, clips: Sequence[Clip | Pose], *, frames: int, start: int = 0,
+               seed: int | None = None,
                blend_frames: int = 5, choose: Chooser | None = None) -> Clip:
     """``frames`` frames of new motion on the canonical skeleton, from global frame ``start`` on.
 
@@ -66,7 +68,7 @@ def synthesize(graph: MotionGraph, clips: Sequence[Clip], *, frames: int, start:
     return assemble(graph, clips, path, blend_frames=blend_frames)
 
 
-def _check_count(graph: MotionGraph, clips: Sequence[Clip]) -> None:
+def _check_count(graph: MotionGraph, clips: Sequence[Clip | Pose]) -> None:
     if len(clips) != len(graph.clip_frames):
         raise ValueError(f"the graph has {len(graph.clip_frames)} clips, {len(clips)} given")
 
@@ -143,7 +145,7 @@ def _choose(frame: int, options: list[Transition], goes_on: bool, rng: np.random
     return options[pick] if pick < len(options) else None
 
 
-def assemble(graph: MotionGraph, clips: Sequence[Clip], path: Sequence[int] | IntArray, *,
+def assemble(graph: MotionGraph, clips: Sequence[Clip | Pose], path: Sequence[int] | IntArray, *,
              blend_frames: int = 5) -> Clip:
     """The motion playing global frames ``path`` in turn, on the canonical skeleton (see the module notes).
 
@@ -163,24 +165,23 @@ def assemble(graph: MotionGraph, clips: Sequence[Clip], path: Sequence[int] | In
     count = len(path)
     poses, heights, hips = source.poses[:count], source.heights[:count], source.ground[:count]
     before = slice(count + len(landings), None)
-    heading = _headings(source.heading[:count], source.heading[before])
-    step = (hips[1:] - source.ground[before]) * np.exp(1j * source.heading[before]) * np.exp(-1j * heading[:-1])
+    headings = _headings(source.heading[:count], source.heading[before])
+    step = (hips[1:] - source.ground[before]) * np.exp(1j * source.heading[before]) * np.exp(-1j * headings[:-1])
     ground = hips[0] + np.concatenate([[0], np.cumsum(step)])
     poses, heights = _blended(poses, heights, source.poses[count:count + len(landings)],
                               source.heights[count:count + len(landings)], landings, blend_frames,
                               bone_axes(source.skeleton))
-    turns = _local(poses, _yaw(heading))
-    translations = np.zeros((count, len(CANONICAL_JOINTS), 3))
+    translations = source.translations[:count].copy()
     translations[:, HIPS] = np.stack([ground.real, heights, ground.imag], axis=1)
-    skeleton = source.skeleton
-    motion = encode_motion(skeleton, quaternion_to_matrix(turns), translations)
     metadata: dict[str, Any] = {
         "source": "motion graph", "clips": list(graph.clip_names), "path": path.tolist(),
         "transitions": [(int(t), int(path[t - 1]), int(path[t])) for t in landings]}
-    return Clip(skeleton, motion, 1.0 / graph.fps, 1, 1.0, "Y", metadata)
+    return Pose(source.skeleton, _local(poses, _yaw(headings)), translations, None, 1.0 / graph.fps, 1, 1.0, "Y",
+                metadata).to_clip()
 
 
-def transition_steps(graph: MotionGraph, clips: Sequence[Clip], result: Clip, *, after: int = 5) -> FloatArray:
+def transition_steps(graph: MotionGraph, clips: Sequence[Clip | Pose], result: Clip | Pose, *,
+                     after: int = 5) -> FloatArray:
     """How much further than in the sources each joint moves at ``result``'s transitions.
 
     For each transition of ``result`` (:func:`synthesize`'s or :func:`assemble`'s, on ``graph``'s ``clips``)
@@ -189,7 +190,7 @@ def transition_steps(graph: MotionGraph, clips: Sequence[Clip], result: Clip, *,
     clips); ``(transitions * (after + 1), J)``, in body heights (the canonical rest's height).  Small
     or negative where the blend is invisible.
     """
-    library = np.concatenate([world_positions(library_clip(clip, graph.fps)) for clip in clips])
+    library = np.concatenate([world_positions(library_pose(clip, graph.fps)) for clip in clips])
     positions = world_positions(result)
     frames = np.arange(graph.frame_count)
     has_step = np.ones(graph.frame_count, dtype=bool)
@@ -262,18 +263,18 @@ def bone_axes(skeleton: Skeleton) -> FloatArray:
     return np.where(size > 1e-12, axes / np.where(size > 1e-12, size, 1.0), [0.0, 1.0, 0.0])
 
 
-def _yaw(heading: FloatArray) -> FloatArray:
-    """Quaternions of turns by ``heading`` about +Y."""
-    out = np.zeros(heading.shape + (4,))
-    out[..., 0], out[..., 2] = np.cos(heading / 2), np.sin(heading / 2)
+def _yaw(angles: FloatArray) -> FloatArray:
+    """Quaternions of turns by ``angles`` about +Y."""
+    out = np.zeros(angles.shape + (4,))
+    out[..., 0], out[..., 2] = np.cos(angles / 2), np.sin(angles / 2)
     return out
 
 
-def _local(poses: FloatArray, heading: FloatArray) -> FloatArray:
+def _local(poses: FloatArray, yaws: FloatArray) -> FloatArray:
     """Local rotations ``(T, J, 4)`` from rotations relative to the heading and the heading's quaternions."""
     out = np.empty_like(poses)
     for joint, parent in enumerate(CANONICAL_PARENT_INDICES):
-        above = heading if parent < 0 else quaternion_conjugate(poses[:, parent])
+        above = yaws if parent < 0 else quaternion_conjugate(poses[:, parent])
         out[:, joint] = quaternion_multiply(above, poses[:, joint])
     return out
 
@@ -281,19 +282,21 @@ def _local(poses: FloatArray, heading: FloatArray) -> FloatArray:
 class _Source:
     """The library's values at a list of global frames: every joint's rotation relative to the hips'
     heading (``poses``), that heading, the hips' ground position (``x + iz``) and height above the clip's
-    floor (its ankles' low percentile, so clips captured over different floors stand on one)."""
+    floor (its ankles' low percentile, so clips captured over different floors stand on one), and the
+    joints' local translations."""
 
-    def __init__(self, graph: MotionGraph, clips: Sequence[Clip], frames: IntArray) -> None:
+    def __init__(self, graph: MotionGraph, clips: Sequence[Clip | Pose], frames: IntArray) -> None:
         _check_count(graph, clips)
         count = len(frames)
         self.poses = np.empty((count, len(CANONICAL_JOINTS), 4))
+        self.translations = np.empty((count, len(CANONICAL_JOINTS), 3))
         self.heading = np.empty(count)
         self.ground = np.empty(count, dtype=np.complex128)
         self.heights = np.empty(count)
         owner = graph.clip_of(frames)
         floors: dict[int, float] = {}
         for index in np.unique(owner).tolist():
-            prepared = library_clip(clips[index], graph.fps)
+            prepared = library_pose(clips[index], graph.fps)
             if prepared.frame_count != graph.clip_frames[index]:
                 raise ValueError(f"clip {index} ({graph.clip_names[index]}) has {prepared.frame_count} frames at "
                                  f"{graph.fps:g} fps, the graph's {graph.clip_frames[index]}: not the clip it "
@@ -301,21 +304,15 @@ class _Source:
             self.skeleton = prepared.skeleton
             mine = np.flatnonzero(owner == index)
             local = frames[mine] - graph.offsets[index]
-            positions = world_positions(prepared)
+            world = forward_kinematics(prepared)
+            positions = world.positions
             floors[index] = float(np.percentile(positions[:, FEET, 1].min(axis=1), FLOOR_PERCENT))
-            for joint, parent in enumerate(CANONICAL_PARENT_INDICES):
-                turn = prepared.joint_quaternions(joint)[local]  # canonical rest rotations are identity
-                self.poses[mine, joint] = turn if parent < 0 else quaternion_multiply(self.poses[mine, parent], turn)
+            self.poses[mine] = world.quaternions[local]
+            self.translations[mine] = prepared.translations[local]
             hips = positions[local, HIPS]
             self.ground[mine] = hips[:, 0] + 1j * hips[:, 2]
             self.heights[mine] = hips[:, 1] - floors[index]
         first = floors[int(owner[0])]
         self.heights += first
-        self.heading = _heading(self.poses[:, HIPS])
+        self.heading = heading(self.poses[:, HIPS])
         self.poses = quaternion_multiply(_yaw(-self.heading)[:, None], self.poses)
-
-
-def _heading(rotations: FloatArray) -> FloatArray:
-    """The turn about +Y that brings +Z onto the forward direction of quaternions ``(n, 4)`` on the ground."""
-    w, x, y, z = np.moveaxis(rotations, -1, 0)
-    return np.asarray(np.arctan2(2 * (x * z + w * y), 1 - 2 * (x * x + y * y)))

@@ -26,11 +26,16 @@ import numpy as np
 from bpy.props import BoolProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
 
 from ..animation import curves_by_path, fill_curve
-from ..compat import assign_action
-from ..files.importer import nothing_left_behind
+from ..armature import armature_data, armature_named
+from ..armature_to_clip import armature_action
+from ..compat import add_properties, assign_action, id_property, remove_properties, run_time_property
+from ..rollback import nothing_left_behind
 
 if TYPE_CHECKING:
+    from bpy.stub_internal.rna_enums import OperatorReturnItems
+
     from ...core import Clip
+    from ...core.pose import Pose
     from ...core.transitions import MotionGraph
 
 COUNT_PROPERTY = "mocap_transitions"  # on each clip's armature data, keyed per frame
@@ -66,38 +71,56 @@ class Library:
         clip, local = self.graph.local_frame(frame)
         return clip, self.firsts[clip] + local * self.rates[clip] / self.graph.fps
 
-    def clips(self) -> list[Clip]:
+    def clips(self) -> list[Pose]:
         """Each clip's action on the canonical skeleton, read again (a graph holds no motion)."""
-        return [_canonical(_armature(name), bpy.data.actions.get(action))
+        actions = bpy.data.actions
+        # Not actions.get(name): the stubs say it returns nothing.
+        return [_canonical(_armature(name), actions[action] if action in actions else None)  # noqa: SIM401
                 for name, action in zip(self.objects, self.actions)]
 
 
 _LIBRARIES: dict[str, Library] = {}  # per scene, for the session
 
 
-def library(scene: bpy.types.Scene) -> Library | None:
-    return _LIBRARIES.get(scene.name)
+def library(scene: bpy.types.Scene | None) -> Library | None:
+    return None if scene is None else _LIBRARIES.get(scene.name)
+
+
+def _scene(context: bpy.types.Context) -> bpy.types.Scene:
+    scene = context.scene
+    assert scene is not None, "a scene"
+    return scene
 
 
 def _armature(name: str) -> bpy.types.Object:
-    obj = bpy.data.objects.get(name)
-    if obj is None or obj.type != "ARMATURE":
+    obj = armature_named(name)
+    if obj is None:
         raise ValueError(f"the graph's armature {name!r} is gone")
     return obj
 
 
-def _canonical(obj: bpy.types.Object, action: bpy.types.Action | None) -> Clip:
+def _with_actions(objects: list[bpy.types.Object]) -> list[tuple[bpy.types.Object, bpy.types.Action]]:
+    """The armatures of ``objects`` that have an action, with it."""
+    out = []
+    for obj in objects:
+        action = armature_action(obj) if obj.type == "ARMATURE" else None
+        if action is not None:
+            out.append((obj, action))
+    return out
+
+
+def _canonical(obj: bpy.types.Object, action: bpy.types.Action | None) -> Pose:
     """``obj``'s ``action`` on the canonical skeleton, through its stored mapping and reference pose."""
     from ...core.retarget import to_canonical
-    from ..motion import armature_clip
-    from .mapping import armature_mapping
+    from ..bone_mapping import armature_mapping
+    from ..motion import armature_pose
     from .retarget import reference_rotations
 
     if action is None:
         raise ValueError(f"{obj.name}'s action is gone")
-    clip = to_canonical(armature_clip(obj, action), mapping=armature_mapping(obj), reference=reference_rotations(obj))
-    clip.metadata["name"] = obj.name
-    return clip
+    pose = to_canonical(armature_pose(obj, action), mapping=armature_mapping(obj), reference=reference_rotations(obj))
+    pose.metadata["name"] = obj.name
+    return pose
 
 
 def _first_frame(action: bpy.types.Action) -> int:
@@ -106,8 +129,14 @@ def _first_frame(action: bpy.types.Action) -> int:
 
 def _rate(action: bpy.types.Action, scene: bpy.types.Scene) -> float:
     """Frames per second of an action: its recorded frame time (imports keep it), else the scene's."""
-    frame_time = action.get("mocap_frame_time")
+    frame_time = id_property(action, "mocap_frame_time")
     return 1.0 / float(frame_time) if frame_time else scene.render.fps / scene.render.fps_base
+
+
+def _library(graph: MotionGraph, chosen: list[tuple[bpy.types.Object, bpy.types.Action]],
+             scene: bpy.types.Scene) -> Library:
+    return Library(graph, [o.name for o, _ in chosen], [a.name for _, a in chosen],
+                   [_first_frame(a) for _, a in chosen], [_rate(a, scene) for _, a in chosen])
 
 
 def _key_counts(lib: Library) -> None:
@@ -116,14 +145,15 @@ def _key_counts(lib: Library) -> None:
     counts = graph.transition_counts()
     path = f'["{COUNT_PROPERTY}"]'
     for clip, name in enumerate(lib.objects):
-        data = _armature(name).data
+        data = armature_data(_armature(name))
         first, count = int(graph.offsets[clip]), int(graph.clip_frames[clip])
         frames = lib.firsts[clip] + np.arange(count) * lib.rates[clip] / graph.fps
         if data.animation_data is None or data.animation_data.action is None:
             assign_action(data, bpy.data.actions.new(f"{name} transitions"))  # not the object's action
         data[COUNT_PROPERTY] = 0
         data.keyframe_insert(path, frame=float(frames[0]))
-        action = data.animation_data.action
+        action = data.animation_data.action if data.animation_data else None
+        assert action is not None, "keyed just now"
         fill_curve(curves_by_path(data, action)[(path, 0)], frames, counts[first:first + count], CONSTANT)
 
 
@@ -140,23 +170,29 @@ def _set_markers(scene: bpy.types.Scene, result: Clip, lib: Library, first: int)
 def _write_onto(context: bpy.types.Context, rig: bpy.types.Object, motion: Clip, name: str,
                 lib: Library) -> bpy.types.Action:
     """``motion`` (canonical) retargeted onto ``rig`` as a new action from the scene's first frame."""
+    from ...core.pose import as_pose
     from ...core.retarget import retarget
-    from ..motion import armature_skeleton, write_clip
-    from .mapping import armature_mapping
+    from ..bone_mapping import armature_mapping
+    from ..motion import armature_skeleton, write_pose
     from .retarget import reference_rotations
 
-    result = retarget(motion, armature_skeleton(rig), target_mapping=armature_mapping(rig),
+    scene = _scene(context)
+    result = retarget(as_pose(motion), armature_skeleton(rig), target_mapping=armature_mapping(rig),
                       target_reference=reference_rotations(rig))
-    first = context.scene.frame_start
     with nothing_left_behind():
-        action = write_clip(rig, result, name=name, frame_start=first)
-    _set_markers(context.scene, motion, lib, first)
+        action = write_pose(rig, result, name=name, frame_start=scene.frame_start)
+    _set_markers(scene, motion, lib, scene.frame_start)
     return action
 
 
+def graph_settings(scene: bpy.types.Scene) -> MocapGraphSettings:
+    """The Transitions panel's settings on ``scene``."""
+    settings: MocapGraphSettings = run_time_property(scene, "mocap_graph")
+    return settings
+
+
 def _target_rig(context: bpy.types.Context) -> bpy.types.Object:
-    settings = context.scene.mocap_graph
-    rig = settings.target or context.active_object
+    rig = graph_settings(_scene(context)).target or context.active_object
     if rig is None or rig.type != "ARMATURE":
         raise ValueError("choose a target rig (or make an armature active)")
     return rig
@@ -166,11 +202,13 @@ def _show(context: bpy.types.Context, lib: Library, frame: int) -> None:
     """Make the clip of graph ``frame`` the active, selected armature and go to the frame."""
     clip, blender_frame = lib.blender_frame(frame)
     obj = _armature(lib.objects[clip])
-    for other in context.view_layer.objects.selected:
+    view_layer = context.view_layer
+    assert view_layer is not None, "a view layer"
+    for other in view_layer.objects.selected:
         other.select_set(False)
     obj.select_set(True)
-    context.view_layer.objects.active = obj
-    context.scene.frame_set(round(blender_frame))
+    view_layer.objects.active = obj
+    _scene(context).frame_set(round(blender_frame))
 
 
 class _BuildSettings:
@@ -203,37 +241,34 @@ class MOCAP_OT_build_graph(_BuildSettings, bpy.types.Operator):
     bl_label = "Build Graph"
     bl_options = {"REGISTER", "UNDO"}
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core.transitions import build
 
         started = time.perf_counter()
+        scene, window = _scene(context), context.window_manager
+        assert window is not None, "a window manager"
         active = context.active_object
-        chosen = sorted((o for o in context.selected_objects if o.type == "ARMATURE" and o.animation_data
-                         and o.animation_data.action), key=lambda o: (o != active, o.name))
+        chosen = _with_actions(sorted(context.selected_objects, key=lambda o: (o != active, o.name)))
         if not chosen:
             self.report({"ERROR"}, "Build Graph: select armatures with actions")
             return {"CANCELLED"}
-        window = context.window_manager
         window.progress_begin(0, 100)
         try:
-            actions = [o.animation_data.action for o in chosen]
             clips = []
-            for number, (obj, action) in enumerate(zip(chosen, actions)):
+            for number, (obj, action) in enumerate(chosen):
                 clips.append(_canonical(obj, action))
                 window.progress_update(30 * (number + 1) / len(chosen))
             graph = build(clips, sigma=self.sigma, nu=self.nu, threshold=self.threshold, min_gap=self.min_gap,
                           contacts=self.contacts, progress=lambda share: window.progress_update(30 + 70 * share))
-            lib = Library(graph, [o.name for o in chosen], [a.name for a in actions],
-                          [_first_frame(a) for a in actions],
-                          [_rate(a, context.scene) for a in actions])
+            lib = _library(graph, chosen, scene)
             _key_counts(lib)
         except ValueError as error:
             self.report({"ERROR"}, f"Build Graph failed: {error}")
             return {"CANCELLED"}
         finally:
             window.progress_end()
-        _LIBRARIES[context.scene.name] = lib
-        context.scene.pop(WALK_PROPERTY, None)
+        _LIBRARIES[scene.name] = lib
+        scene.pop(WALK_PROPERTY, None)
         self.report({"INFO"}, f"Motion graph of {len(chosen)} clips: {len(graph.sources)} transitions, "
                               f"{graph.alive.mean():.0%} of {graph.frame_count} frames kept "
                               f"({time.perf_counter() - started:.1f} s)")
@@ -253,56 +288,57 @@ class MOCAP_OT_add_to_graph(_WithGraph, bpy.types.Operator):
     bl_label = "Add to Graph"
     bl_options = {"REGISTER", "UNDO"}
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
-        lib = library(context.scene)
-        assert lib is not None
-        chosen = sorted((o for o in context.selected_objects if o.type == "ARMATURE" and o.name not in lib.objects
-                         and o.animation_data and o.animation_data.action), key=lambda o: o.name)
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
+        scene = _scene(context)
+        lib = library(scene)
+        assert lib is not None, "poll: a graph"
+        chosen = _with_actions(sorted((o for o in context.selected_objects if o.name not in lib.objects),
+                                      key=lambda o: o.name))
         if not chosen:
             self.report({"ERROR"}, "Add to Graph: select armatures with actions that are not in the graph")
             return {"CANCELLED"}
         graph = copy.deepcopy(lib.graph)
-        added = Library(graph, list(lib.objects), list(lib.actions), list(lib.firsts), list(lib.rates))
         try:
-            for obj in chosen:
-                action = obj.animation_data.action
+            for obj, action in chosen:
                 graph.add(_canonical(obj, action))
-                added.objects.append(obj.name)
-                added.actions.append(action.name)
-                added.firsts.append(_first_frame(action))
-                added.rates.append(_rate(action, context.scene))
+            new = _library(graph, chosen, scene)
+            added = Library(graph, lib.objects + new.objects, lib.actions + new.actions, lib.firsts + new.firsts,
+                            lib.rates + new.rates)
             _key_counts(added)
         except ValueError as error:
             self.report({"ERROR"}, f"Add to Graph failed: {error}")
             return {"CANCELLED"}
-        _LIBRARIES[context.scene.name] = added
+        _LIBRARIES[scene.name] = added
         self.report({"INFO"}, f"Added {len(chosen)} clips: {len(graph.sources)} transitions, "
                               f"{graph.alive.mean():.0%} of {graph.frame_count} frames kept")
         return {"FINISHED"}
 
 
-class _GraphFile:
+class _GraphFile(bpy.types.Operator):
     """An operator on a graph file the user picks (.npz)."""
 
     filepath: StringProperty(subtype="FILE_PATH")
     filter_glob: StringProperty(default="*.npz", options={"HIDDEN"})
 
-    def invoke(self, context: bpy.types.Context, event: Any) -> set[str]:
+    def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[OperatorReturnItems]:
         self.filepath = self.filepath or "motion_graph.npz"
+        assert context.window_manager is not None, "a window manager"
         context.window_manager.fileselect_add(self)
         return {"RUNNING_MODAL"}
 
 
-class MOCAP_OT_save_graph(_WithGraph, _GraphFile, bpy.types.Operator):
+class MOCAP_OT_save_graph(_WithGraph, _GraphFile):
     """Write the scene's motion graph to a file (.npz), so the matching is not done again"""
 
     bl_idname = "mocap.save_graph"
     bl_label = "Save Graph"
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         path = self.filepath if self.filepath.lower().endswith(".npz") else f"{self.filepath}.npz"
+        lib = library(context.scene)
+        assert lib is not None, "poll: a graph"
         try:
-            library(context.scene).graph.save(bpy.path.abspath(path))  # type: ignore[union-attr]
+            lib.graph.save(bpy.path.abspath(path))
         except OSError as error:
             self.report({"ERROR"}, f"Save Graph failed: {error}")
             return {"CANCELLED"}
@@ -310,40 +346,39 @@ class MOCAP_OT_save_graph(_WithGraph, _GraphFile, bpy.types.Operator):
         return {"FINISHED"}
 
 
-class MOCAP_OT_load_graph(_GraphFile, bpy.types.Operator):
+class MOCAP_OT_load_graph(_GraphFile):
     """Read a motion graph (.npz); its clips are found again by armature name and frame count"""
 
     bl_idname = "mocap.load_graph"
     bl_label = "Load Graph"
     bl_options = {"REGISTER", "UNDO"}
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core.transitions import load_graph
 
+        scene = _scene(context)
         try:
             graph = load_graph(bpy.path.abspath(self.filepath))
-            problems, actions = [], []
+            problems, chosen = [], []
             for name, frames in zip(graph.clip_names, graph.source_frames):
-                obj = bpy.data.objects.get(name)
-                action = obj.animation_data.action if obj is not None and obj.animation_data else None
-                if obj is None or obj.type != "ARMATURE" or action is None:
+                obj = armature_named(name)
+                action = armature_action(obj) if obj is not None else None
+                if obj is None or action is None:
                     problems.append(f"no armature {name!r} with an action")
                     continue
                 have = round(action.frame_range[1] - action.frame_range[0]) + 1
                 if have != frames:
                     problems.append(f"{name} has {have} frames, the graph's clip {frames}")
-                actions.append(action)
+                chosen.append((obj, action))
             if problems:
                 raise ValueError(f"{os.path.basename(self.filepath)} does not fit this scene: " + "; ".join(problems))
-            lib = Library(graph, list(graph.clip_names), [a.name for a in actions],
-                          [_first_frame(a) for a in actions],
-                          [_rate(a, context.scene) for a in actions])
+            lib = _library(graph, chosen, scene)
             _key_counts(lib)
         except (ValueError, OSError) as error:
             self.report({"ERROR"}, f"Load Graph failed: {error}")
             return {"CANCELLED"}
-        _LIBRARIES[context.scene.name] = lib
-        context.scene.pop(WALK_PROPERTY, None)
+        _LIBRARIES[scene.name] = lib
+        scene.pop(WALK_PROPERTY, None)
         self.report({"INFO"}, f"Loaded a motion graph of {len(graph.clip_names)} clips, "
                               f"{len(graph.sources)} transitions")
         return {"FINISHED"}
@@ -357,9 +392,11 @@ class MOCAP_OT_preview_transition(_WithGraph, bpy.types.Operator):
 
     target: IntProperty(name="Target", description="Graph frame the transition plays next", min=0)
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
+        lib = library(context.scene)
+        assert lib is not None, "poll: a graph"
         try:
-            _show(context, library(context.scene), self.target)  # type: ignore[arg-type]
+            _show(context, lib, self.target)
         except ValueError as error:
             self.report({"ERROR"}, f"Preview failed: {error}")
             return {"CANCELLED"}
@@ -378,18 +415,18 @@ class MOCAP_OT_take_transition(_WithGraph, bpy.types.Operator):
     target: IntProperty(name="Target", description="Graph frame the transition plays next", min=0)
     blend_frames: IntProperty(name="Blend Frames", default=5, min=0, max=1000)
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core.motion_graph import run_ends
         from ...core.transitions import assemble
 
-        scene = context.scene
+        scene = _scene(context)
         lib = library(scene)
-        assert lib is not None
+        assert lib is not None, "poll: a graph"
         graph = lib.graph
         try:
             if not any(t.target == self.target for t in graph.transitions_from(self.source)):
                 raise ValueError(f"the graph has no transition from frame {self.source} to {self.target}")
-            walk = [int(f) for f in scene.get(WALK_PROPERTY, [])]
+            walk = [int(f) for f in id_property(scene, WALK_PROPERTY, [])]
             if self.source in walk:
                 walk = walk[:len(walk) - walk[::-1].index(self.source)]  # back to its last visit
             else:
@@ -418,15 +455,16 @@ class MOCAP_OT_synthesize(_WithGraph, _WalkSettings, bpy.types.Operator):
     bl_label = "Synthesize"
     bl_options = {"REGISTER", "UNDO"}
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core.transitions import synthesize
 
         started = time.perf_counter()
-        lib = library(context.scene)
-        assert lib is not None
+        scene = _scene(context)
+        lib = library(scene)
+        assert lib is not None, "poll: a graph"
         graph = lib.graph
         clip = lib.clip_index(context.active_object)
-        start = None if clip is None else lib.global_frame(clip, context.scene.frame_current)
+        start = None if clip is None else lib.global_frame(clip, scene.frame_current)
         if start is None or not graph.alive[start:int(graph.clip_ends[graph.clip_of(start)])].any():
             start = int(np.argmax(graph.alive))  # the first frame of the kept part
         try:
@@ -465,8 +503,9 @@ class VIEW3D_PT_mocap_transitions(bpy.types.Panel):
     bl_options = {"DEFAULT_CLOSED"}
 
     def draw(self, context: bpy.types.Context) -> None:
-        layout = self.layout
-        settings = context.scene.mocap_graph
+        layout, scene = self.layout, context.scene
+        assert layout is not None and scene is not None
+        settings = graph_settings(scene)
         column = layout.column(align=True)
         for name in BUILD_SETTINGS:
             column.prop(settings, name)
@@ -478,7 +517,7 @@ class VIEW3D_PT_mocap_transitions(bpy.types.Panel):
         row = layout.row(align=True)
         row.operator(MOCAP_OT_save_graph.bl_idname, icon="FILE_TICK")
         row.operator(MOCAP_OT_load_graph.bl_idname, icon="FILE_FOLDER")
-        lib = library(context.scene)
+        lib = library(scene)
         if lib is None:
             layout.label(text="No graph: select armatures and build one, or load one")
             return
@@ -487,7 +526,7 @@ class VIEW3D_PT_mocap_transitions(bpy.types.Panel):
                           f"{graph.alive.mean():.0%} kept")
         layout.prop(settings, "target")
         layout.prop(settings, "blend_frames")
-        self._transitions(context, lib, settings.blend_frames)
+        self._transitions(context, layout, scene, lib, settings.blend_frames)
         box = layout.box()
         row = box.row(align=True)
         row.prop(settings, "frames")
@@ -495,16 +534,17 @@ class VIEW3D_PT_mocap_transitions(bpy.types.Panel):
         operator = box.operator(MOCAP_OT_synthesize.bl_idname, icon="PLAY")
         operator.frames, operator.seed, operator.blend_frames = settings.frames, settings.seed, settings.blend_frames
 
-    def _transitions(self, context: bpy.types.Context, lib: Library, blend_frames: int) -> None:
+    def _transitions(self, context: bpy.types.Context, layout: bpy.types.UILayout, scene: bpy.types.Scene,
+                     lib: Library, blend_frames: int) -> None:
         """The transitions from the active clip's current frame, with Preview and Take buttons."""
-        box = self.layout.box()
+        box = layout.box()
         clip = lib.clip_index(context.active_object)
-        frame = None if clip is None else lib.global_frame(clip, context.scene.frame_current)
+        frame = None if clip is None else lib.global_frame(clip, scene.frame_current)
         if frame is None:
             box.label(text="Make a clip of the graph active to see its transitions")
             return
         options = lib.graph.transitions_from(frame)
-        box.label(text=f"Frame {context.scene.frame_current}: {len(options)} transitions")
+        box.label(text=f"Frame {scene.frame_current}: {len(options)} transitions")
         for option in options[:LISTED]:
             target, shown = lib.blender_frame(option.target)
             row = box.row(align=True)
@@ -519,9 +559,10 @@ CLASSES = (MocapGraphSettings, MOCAP_OT_build_graph, MOCAP_OT_add_to_graph, MOCA
 
 
 def register_properties() -> None:
-    bpy.types.Scene.mocap_graph = PointerProperty(type=MocapGraphSettings)
+    # The stubs say bpy.props functions return nothing.
+    add_properties(bpy.types.Scene, mocap_graph=PointerProperty(type=MocapGraphSettings))  # type: ignore[func-returns-value]
 
 
 def unregister_properties() -> None:
-    del bpy.types.Scene.mocap_graph
+    remove_properties(bpy.types.Scene, "mocap_graph")
     _LIBRARIES.clear()
