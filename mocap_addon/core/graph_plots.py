@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .motion_graph import IntArray, MotionGraph
+from .frame_matching import IntArray
+from .motion_graph import MotionGraph
 
 PLOT_KINDS = ("per_frame", "between", "matrix")
 

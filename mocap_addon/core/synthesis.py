@@ -34,9 +34,10 @@ from typing import Any
 
 import numpy as np
 
+from .frame_matching import IntArray, heading
 from .kinematics import forward_kinematics, rest_positions, world_positions
 from .model import Clip, Skeleton
-from .motion_graph import IntArray, MotionGraph, Transition, gap_frames, heading, library_pose, run_ends
+from .motion_graph import MotionGraph, Transition, gap_frames, library_pose, run_ends
 from .naming import CANONICAL_JOINTS, CANONICAL_PARENTS
 from .pose import Pose
 from .retarget import bone_ends

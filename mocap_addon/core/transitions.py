@@ -1,8 +1,9 @@
 """Motion graphs, the third part of the motion-synthesis thesis: transitions between the frames of a
 library of clips, and new motion made by following them.
 
-- :func:`build` / :class:`MotionGraph` / :func:`load_graph` (:mod:`.motion_graph`): the distance, the
-  pruning rules, the graph and its file;
+- :func:`build` / :class:`MotionGraph` / :func:`load_graph` (:mod:`.motion_graph`, on
+  :mod:`.frame_matching`: the distance and the frames that match): the pruning rules, the graph and its
+  file;
 - :func:`synthesize` (:mod:`.synthesis`): a walk over the graph, blended at every transition;
 - :func:`plot` (:mod:`.graph_plots`): the thesis's graphs as PNG files (needs matplotlib).
 """
