@@ -315,21 +315,24 @@ def quaternion_continuity(quaternions: ArrayLike, axis: int = 0) -> FloatArray:
 
 
 def slerp(a: ArrayLike, b: ArrayLike, t: ArrayLike) -> FloatArray:
-    """Spherical interpolation from ``a`` to ``b`` at ``t``, always along the short arc."""
+    """Spherical interpolation from ``a`` to ``b`` at ``t``, always along the short arc.
+
+    The weights are computed once per quaternion (the short arc's sign folded into ``b``'s), so the
+    four components see two products and a sum; nearly equal rotations interpolate linearly.
+    """
     qa = np.asarray(a, dtype=np.float64)
     qb = np.asarray(b, dtype=np.float64)
-    weight = np.asarray(t, dtype=np.float64)[..., None]
-    dot = np.sum(qa * qb, axis=-1, keepdims=True)
-    qb = np.where(dot < 0, -qb, qb)
-    dot = np.abs(dot)
-    angle = np.arccos(np.clip(dot, -1.0, 1.0))
+    weight = np.asarray(t, dtype=np.float64)
+    dot = np.einsum("...i,...i->...", qa, qb)
+    sign = np.where(dot < 0, -1.0, 1.0)
+    angle = np.arccos(np.minimum(np.abs(dot), 1.0))
     sin_angle = np.sin(angle)
     near = sin_angle < 1e-6
     safe = np.where(near, 1.0, sin_angle)
     wa = np.where(near, 1.0 - weight, np.sin((1.0 - weight) * angle) / safe)
-    wb = np.where(near, weight, np.sin(weight * angle) / safe)
-    out = wa * qa + wb * qb
-    return out / np.linalg.norm(out, axis=-1, keepdims=True)
+    wb = np.where(near, weight, np.sin(weight * angle) / safe) * sign
+    out = wa[..., None] * qa + wb[..., None] * qb
+    return out / np.sqrt(np.einsum("...i,...i->...", out, out))[..., None]
 
 
 def _wrap(angles: FloatArray) -> FloatArray:
