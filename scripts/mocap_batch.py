@@ -14,7 +14,7 @@ Put files (or every motion file in folders) on the canonical skeleton, or retarg
 of another file, writing one file each into a folder::
 
     python scripts/mocap_batch.py takes/ out_folder/ --canonical [--method lengths] [--format htr]
-    python scripts/mocap_batch.py walk.bvh run.bvh out_folder/ --retarget-onto character.htr
+    python scripts/mocap_batch.py walk.bvh run.bvh out_folder/ --retarget-onto character.htr [--feet free]
 
 Options are the File > Import / Export operators' own (names, choices and defaults are read from
 them; an option left out keeps the operator's default).  One OK or FAIL line per input (or per
@@ -91,6 +91,9 @@ def arguments(argv: list[str], bpy: Any) -> argparse.Namespace:
                         help="canonical conversion method (default rotations)")
     parser.add_argument("--retarget-onto", metavar="FILE",
                         help="retarget every input onto FILE's skeleton, one file each in the output folder")
+    parser.add_argument("--feet", choices=("planted", "free"),
+                        help="planted: feet on the target's floor, held during contacts (retarget's default); "
+                             "free: exact limb directions (the canonical conversion's default)")
     options = parser.parse_args(argv)
     if not exporting(options) and not converting(options) and not options.output.lower().endswith(".blend"):
         parser.error(f"importing needs a .blend to write as the last argument, not {options.output!r}")
@@ -260,7 +263,9 @@ def convert_files(options: argparse.Namespace) -> int:
         written = folder / f"{path.stem}.{options.format.lower()}"
         try:
             clip = load(path)
-            result = to_canonical(clip, method=options.method) if target is None else retarget(clip, target)
+            feet = {"feet": options.feet} if options.feet else {}
+            result = (to_canonical(clip, method=options.method, **feet) if target is None
+                      else retarget(clip, target, **feet))
             save(result, written)
         except (MocapFormatError, OSError, ValueError) as error:
             failures += 1
