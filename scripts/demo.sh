@@ -27,7 +27,7 @@ step "blend two clips"
   --root heading --align dtw
 step "motion graph: transitions between the clips, new motion made from them"
 "$py" -m mocap_addon.core graph build samples/jog_wave.bvh samples/walk_turn.bvh out/walk_waving.bvh \
-  -o out/graph.npz --threshold 0.7 --no-contacts
+  -o out/graph.npz --threshold 0.7
 "$py" -m mocap_addon.core graph info out/graph.npz
 "$py" -m mocap_addon.core graph synth out/graph.npz samples/jog_wave.bvh samples/walk_turn.bvh \
   out/walk_waving.bvh -o out/graph_walk.bvh --frames 300 --seed 7

@@ -11,7 +11,6 @@ from tests.conftest import SAMPLES
 pytestmark = pytest.mark.blender
 
 WALK, JOG = "walk_turn", "jog_wave"
-CONTACTS = False  # until core.contacts lands
 
 
 @pytest.fixture
@@ -25,7 +24,7 @@ def scene(addon):
     for name in (WALK, JOG):
         bpy.data.objects[name].select_set(True)
     bpy.context.view_layer.objects.active = bpy.data.objects[JOG]
-    assert bpy.ops.mocap.build_graph(contacts=CONTACTS) == {"FINISHED"}
+    assert bpy.ops.mocap.build_graph() == {"FINISHED"}
     return bpy, library(bpy.context.scene)
 
 
@@ -58,12 +57,12 @@ def test_adding_a_clip_is_building_with_it(addon):
     jog = bpy.data.objects[JOG]
     jog.select_set(True)
     bpy.context.view_layer.objects.active = jog
-    assert bpy.ops.mocap.build_graph(contacts=CONTACTS) == {"FINISHED"}
+    assert bpy.ops.mocap.build_graph() == {"FINISHED"}
     bpy.data.objects[WALK].select_set(True)
     assert bpy.ops.mocap.add_to_graph() == {"FINISHED"}
     grown = library(bpy.context.scene)
     assert grown.objects == [JOG, WALK]
-    assert bpy.ops.mocap.build_graph(contacts=CONTACTS) == {"FINISHED"}
+    assert bpy.ops.mocap.build_graph() == {"FINISHED"}
     built = library(bpy.context.scene)
     np.testing.assert_array_equal(grown.graph.sources, built.graph.sources)
     np.testing.assert_array_equal(grown.graph.targets, built.graph.targets)

@@ -13,7 +13,6 @@ from mocap_addon.core.transitions import load_graph
 from tests.conftest import REPO, SAMPLES
 
 FILES = [str(SAMPLES / "walk_turn.bvh"), str(SAMPLES / "jog_wave.bvh")]
-CONTACTS: list[str] = ["--no-contacts"]  # until core.contacts lands
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -24,7 +23,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def graph_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("graph") / "samples.npz"
-    result = run("build", *FILES, "-o", str(path), "--threshold", "0.85", *CONTACTS)
+    result = run("build", *FILES, "-o", str(path), "--threshold", "0.85")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"{path}: 2 clips, 240 frames at 30 fps, ")
     return path
@@ -38,7 +37,7 @@ def test_build_writes_the_settings_asked_for(graph_file):
 
 def test_add_is_building_with_the_files(graph_file, tmp_path):
     smaller, bigger = tmp_path / "one.npz", tmp_path / "two.npz"
-    assert run("build", FILES[1], "-o", str(smaller), "--threshold", "0.85", *CONTACTS).returncode == 0
+    assert run("build", FILES[1], "-o", str(smaller), "--threshold", "0.85").returncode == 0
     result = run("add", str(smaller), FILES[0], "-o", str(bigger))
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"{bigger}: 2 clips, 240 frames, ")

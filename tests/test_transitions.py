@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mocap_addon.core import Clip, load, world_positions
+from mocap_addon.core.contacts import find_contacts
 from mocap_addon.core.frame_matching import frame_features, joint_weights
 from mocap_addon.core.kinematics import place_translation, translation_channels
 from mocap_addon.core.model import encode_joint
@@ -31,7 +32,6 @@ from mocap_addon.core.transitions import (
 )
 from tests.conftest import CORPUS, SAMPLES
 
-CONTACTS = False  # until core.contacts lands: the walks' rules are checked without the contact rule
 WALKS = [CORPUS / "bvh" / "ganim_Xia_normal.bvh", CORPUS / "asf_amc" / "vicon_male.walk-speed 4.AMC",
          CORPUS / "htr" / "gpr450_xbot_walk_m_mixamo.com.htr", CORPUS / "bvh" / "bandai_dataset-1_walk_normal_001.bvh",
          CORPUS / "bvh" / "bandai_dataset-2_walk_elderly_004.bvh"]
@@ -97,7 +97,7 @@ def samples() -> list[Clip]:
 
 @pytest.fixture(scope="module")
 def sample_graph(samples) -> MotionGraph:
-    return build(samples, contacts=False)
+    return build(samples)
 
 
 # --- the distance ------------------------------------------------------------------------------------------
@@ -152,7 +152,7 @@ def test_weights_and_settings_are_checked(samples):
 def test_sample_graph_obeys_the_rules(sample_graph):
     graph = sample_graph
     assert len(graph.sources) > 10
-    check_rules(graph, contacts=False)
+    check_rules(graph)
     assert graph.clip_names == ["walk_turn.bvh", "jog_wave.bvh"]
     np.testing.assert_array_equal(graph.clip_frames, [120, 120])
     np.testing.assert_array_equal(graph.offsets, [0, 120])
@@ -168,12 +168,16 @@ def test_contact_states_must_agree(samples):
     planted[:, 0] = (np.arange(120) // 7) % 2 == 0
     states = [np.zeros((120, 2), dtype=bool), planted]
     ruled = build(samples, contacts=states)
-    free = build(samples, contacts=False, strongly_connected=False)
     check_rules(ruled)
     np.testing.assert_array_equal(ruled.contacts[120:], planted)
     assert ruled.params["contacts"] == "given"
-    differ = free.contacts[free.sources] != free.contacts[free.targets - 1]
-    assert not differ.any()  # with contacts=False none are recorded
+    detected = build(samples)
+    check_rules(detected)
+    for clip, first in zip(samples, detected.offsets):
+        expected = find_contacts(library_pose(clip, 30.0)).planted
+        np.testing.assert_array_equal(detected.contacts[first:first + len(expected)], expected)
+    free = build(samples, contacts=False)
+    np.testing.assert_array_equal(free.contacts, detected.contacts)  # recorded, not compared
     unruled = build(samples, contacts=False, strongly_connected=False, local_maxima=False)
     mismatched = planted[unruled.sources - 120, 0] != planted[unruled.targets - 121, 0]
     assert mismatched[unruled.sources >= 120].any(), "the rule prunes something"
@@ -234,6 +238,9 @@ def graph_arrays(graph: MotionGraph) -> dict[str, object]:
 def assert_same_graph(first: MotionGraph, second: MotionGraph) -> None:
     a, b = graph_arrays(first), graph_arrays(second)
     assert a.keys() == b.keys()
+    assert first.references.keys() == second.references.keys()
+    for key, reference in first.references.items():
+        np.testing.assert_array_equal(reference, second.references[key])
     for name in a:
         if isinstance(a[name], np.ndarray):
             assert a[name].dtype == b[name].dtype, name
@@ -408,20 +415,20 @@ def walks() -> list[Clip]:
 
 @pytest.fixture(scope="module")
 def walk_graph(walks) -> MotionGraph:
-    return build(walks, contacts=CONTACTS)
+    return build(walks, contacts=True)
 
 
 @needs_corpus
 def test_a_capture_cut_in_two_joins_where_the_parts_overlap():
     dance = load(DANCE)
     first, second = part(dance, 0, 1000), part(dance, 900)
-    graph = build([first, second], contacts=CONTACTS)
+    graph = build([first, second], contacts=True)
     across = (graph.clip_of(graph.sources) == 0) & (graph.clip_of(graph.targets) == 1)
     overlap = across & (graph.targets - 1 - 1000 == graph.sources - 900)
     assert overlap.any()
     assert graph.costs[overlap].max() <= 1e-9
     # turned by 90 degrees and moved 3 m and 2 m on the ground (centimetres): the same transitions
-    moved = build([first, turned(second, 90.0, (300.0, 0.0, 200.0))], contacts=CONTACTS)
+    moved = build([first, turned(second, 90.0, (300.0, 0.0, 200.0))], contacts=True)
     np.testing.assert_array_equal(moved.sources, graph.sources)
     np.testing.assert_array_equal(moved.targets, graph.targets)
     np.testing.assert_allclose(moved.costs, graph.costs, rtol=0, atol=1e-6)
@@ -430,7 +437,7 @@ def test_a_capture_cut_in_two_joins_where_the_parts_overlap():
 @needs_corpus
 def test_walks_from_five_sources_connect(walk_graph):
     graph = walk_graph
-    check_rules(graph, contacts=CONTACTS)
+    check_rules(graph, contacts=True)
     clip_of = graph.clip_of
     between = clip_of(graph.sources) != clip_of(graph.targets)
     assert between.sum() >= 10
@@ -438,8 +445,8 @@ def test_walks_from_five_sources_connect(walk_graph):
     assert graph.alive.mean() >= 0.6
     for first, count in zip(graph.offsets, graph.clip_frames):
         assert graph.alive[first:first + count].mean() >= 0.6
-        if CONTACTS:
-            assert 0.2 <= graph.contacts[first:first + count].mean() <= 0.9
+        planted = graph.contacts[first:first + count].mean(axis=0)
+        assert np.all((planted >= 0.2) & (planted <= 0.9)), planted
 
 
 @needs_corpus
@@ -466,7 +473,7 @@ def test_motion_synthesised_from_the_walks_is_continuous(walks, walk_graph, tmp_
 
 @needs_corpus
 def test_adding_a_walk_is_building_with_it(walks, walk_graph):
-    grown = build(walks[:4], contacts=CONTACTS)
+    grown = build(walks[:4], contacts=True)
     grown.add(walks[4])
     assert_same_graph(grown, walk_graph)
 

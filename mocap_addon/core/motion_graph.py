@@ -17,6 +17,7 @@ so motion made from the graph can always keep ``min_gap`` between transitions).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -27,15 +28,19 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .contacts import find_contacts
 from .frame_matching import BoolArray, Features, IntArray, Rules, frame_features, joint_weights, matched_pairs
-from .model import Clip
-from .naming import CANONICAL_JOINTS, map_skeleton
+from .model import Clip, Skeleton
+from .naming import CANONICAL_JOINTS, CANONICAL_PARENTS, map_skeleton
 from .pose import Pose, as_pose
-from .retarget import to_canonical
+from .retarget import figure, to_canonical
 from .rotations import FloatArray
 from .timing import resample
 
 FORMAT_VERSION = 1
+CANONICAL_MAPPING = {name: name for name in CANONICAL_JOINTS}
+CANONICAL_PARENT_INDICES = [CANONICAL_JOINTS.index(CANONICAL_PARENTS[n] or n) if CANONICAL_PARENTS[n] else -1
+                            for n in CANONICAL_JOINTS]
 
 
 class Transition(NamedTuple):
@@ -47,10 +52,33 @@ class Transition(NamedTuple):
     probability: float
 
 
-def library_pose(motion: Clip | Pose, fps: float, mapping: Mapping[str, str | None] | None = None) -> Pose:
-    """A clip or pose as a motion graph holds it: resampled to ``fps``, on the canonical skeleton
-    (``mapping`` as :func:`.naming.map_skeleton` gives, detected when ``None``)."""
-    return to_canonical(resample(as_pose(motion), 1.0 / fps), mapping=mapping)
+def library_pose(motion: Clip | Pose, fps: float, mapping: Mapping[str, str | None] | None = None,
+                 reference: FloatArray | None = None) -> Pose:
+    """A clip or pose resampled to ``fps`` and put on the canonical skeleton (``mapping`` as
+    :func:`.naming.map_skeleton` gives and ``reference`` as :func:`.retarget.to_canonical` takes; a motion
+    on the canonical skeleton's joints already is only resampled)."""
+    pose = resample(as_pose(motion), 1.0 / fps)
+    if is_canonical(pose.skeleton):
+        return pose
+    return to_canonical(pose, mapping=mapping, reference=reference)
+
+
+def reference_pose(pose: Pose, mapping: Mapping[str, str | None] | None = None) -> FloatArray:
+    """The reference pose (world joint rotations) :func:`.retarget.to_canonical` measures on ``pose``."""
+    return figure(pose, map_skeleton(pose.skeleton) if mapping is None else mapping, "source").reference
+
+
+def is_canonical(skeleton: Skeleton) -> bool:
+    """Whether ``skeleton`` is the canonical skeleton's joints (a motion on it needs no conversion)."""
+    return skeleton.names == list(CANONICAL_JOINTS) and skeleton.parents == CANONICAL_PARENT_INDICES
+
+
+def skeleton_key(skeleton: Skeleton) -> str:
+    """A fingerprint of a skeleton: its joints, parents, offsets and rest rotations."""
+    digest = hashlib.sha1(json.dumps([skeleton.names, skeleton.parents]).encode("utf-8"))
+    digest.update(np.ascontiguousarray(skeleton.offsets).tobytes())
+    digest.update(np.ascontiguousarray(skeleton.rest_rotations).tobytes())
+    return digest.hexdigest()[:16]
 
 
 def clip_name(clip: Clip | Pose, index: int) -> str:
@@ -196,6 +224,7 @@ class MotionGraph:
     pairs: IntArray = field(repr=False)
     pair_costs: FloatArray = field(repr=False)
     source_frames: IntArray = field(repr=False)
+    references: dict[str, FloatArray] = field(default_factory=dict, repr=False)
 
     @property
     def frame_count(self) -> int:
@@ -237,15 +266,36 @@ class MotionGraph:
         self._extend(clip, contacts)
         self._prune()
 
+    def canonical(self, clip: Clip | Pose, mapping: Mapping[str, str | None] | None = None,
+                  index: int | None = None) -> Pose:
+        """One of the graph's clips as the graph holds it: resampled to ``fps`` and on the canonical skeleton.
+
+        Every clip of one skeleton is converted with one reference pose (:func:`.retarget.figure`'s,
+        measured on the first of them the graph saw and kept in ``references``), so equal frames of two
+        takes stay equal.  ``mapping`` as :func:`.naming.map_skeleton` gives (detected when ``None``);
+        ``index`` names the clip in errors.
+        """
+        number = len(self.clip_names) if index is None else index
+        key = skeleton_key(clip.skeleton)
+        if not is_canonical(clip.skeleton) and key not in self.references:
+            raise ValueError(f"clip {number} ({clip_name(clip, number)}): its skeleton is none of the graph's")
+        try:
+            return library_pose(clip, self.fps, mapping, self.references.get(key))
+        except ValueError as error:
+            raise ValueError(f"clip {number} ({clip_name(clip, number)}): {error}") from error
+
     def _extend(self, clip: Clip | Pose, contacts: ArrayLike | None,
                 mapping: Mapping[str, str | None] | None = None) -> None:
         """Append ``clip``'s frames and the pairs that match them (dead ends not pruned)."""
         settings = self.params
         index = len(self.clip_names)
-        try:
-            prepared = library_pose(clip, self.fps, mapping)
-        except ValueError as error:
-            raise ValueError(f"clip {index} ({clip_name(clip, index)}): {error}") from error
+        key = skeleton_key(clip.skeleton)
+        if not is_canonical(clip.skeleton) and key not in self.references:
+            try:
+                self.references[key] = reference_pose(resample(as_pose(clip), 1.0 / self.fps), mapping)
+            except ValueError as error:
+                raise ValueError(f"clip {index} ({clip_name(clip, index)}): {error}") from error
+        prepared = self.canonical(clip, mapping, index)
         features = frame_features(prepared, joint_weights(dict(settings["weights"])), settings["nu"])
         first = self.frame_count
         self.clip_names = [*self.clip_names, clip_name(clip, index)]
@@ -253,10 +303,7 @@ class MotionGraph:
         self.source_frames = np.append(self.source_frames, clip.frame_count).astype(np.int64)
         self.offsets = np.append(self.offsets, first).astype(np.int64)
         self.features = Features.join([self.features, features])
-        if settings["contacts"] is False:
-            planted = np.zeros((prepared.frame_count, 2), dtype=bool)
-        else:
-            planted = _planted(clip, prepared, contacts)
+        planted = _planted(clip, prepared, contacts)
         self.contacts = np.concatenate([self.contacts, planted])
         a, b, costs = matched_pairs(self.features, self._rules(), settings["local_maxima"], self.fps, first)
         self.pairs = np.concatenate([self.pairs, np.stack([a, b], axis=1)])
@@ -291,13 +338,16 @@ class MotionGraph:
         """Write the graph (every array, the clips' names and frame counts, the settings) as ``.npz``."""
         target = os.fspath(path)
         temporary = f"{target}.part.npz"
-        meta = {"format": FORMAT_VERSION, "fps": self.fps, "clip_names": self.clip_names, "params": self.params}
+        keys = sorted(self.references)
+        meta = {"format": FORMAT_VERSION, "fps": self.fps, "clip_names": self.clip_names, "params": self.params,
+                "references": keys}
+        references = {f"reference_{k}": self.references[key] for k, key in enumerate(keys)}
         with open(temporary, "wb") as stream:
             np.savez(stream, meta=np.array(json.dumps(meta)), clip_frames=self.clip_frames, offsets=self.offsets,
                      sources=self.sources, targets=self.targets, costs=self.costs,
                      probabilities=self.probabilities, contacts=self.contacts, alive=self.alive,
                      ground=self.features.ground, height=self.features.height, pairs=self.pairs,
-                     pair_costs=self.pair_costs, source_frames=self.source_frames)
+                     pair_costs=self.pair_costs, source_frames=self.source_frames, **references)
         os.replace(temporary, target)
 
 
@@ -312,12 +362,13 @@ def load_graph(path: str | os.PathLike[str]) -> MotionGraph:
             meta = json.loads(str(data["meta"]))
             arrays = {name: np.array(data[name]) for name in ARRAYS}
             features = Features(np.array(data["ground"]), np.array(data["height"]))
+            references = {key: np.array(data[f"reference_{k}"]) for k, key in enumerate(meta["references"])}
     except (KeyError, ValueError, EOFError, json.JSONDecodeError) as error:
         raise ValueError(f"{os.fspath(path)}: not a motion graph ({error})") from None
     if meta.get("format") != FORMAT_VERSION:
         raise ValueError(f"{os.fspath(path)}: motion graph format {meta.get('format')}, expected {FORMAT_VERSION}")
     return MotionGraph(fps=float(meta["fps"]), clip_names=list(meta["clip_names"]), params=dict(meta["params"]),
-                       features=features, **arrays)
+                       features=features, references=references, **arrays)
 
 
 def gap_frames(min_gap: float, fps: float) -> int:
@@ -340,8 +391,8 @@ def _planted(clip: Clip | Pose, prepared: Pose, given: ArrayLike | None) -> Bool
 
 
 def detected_contacts(pose: Pose) -> BoolArray:
-    """Left and right foot planted per frame ``(F, 2)`` (:mod:`.contacts`)."""
-    raise NotImplementedError("foot contact detection (core.contacts) has not landed yet: give contact states")
+    """Left and right foot planted per frame ``(F, 2)`` of a canonical pose (:func:`.contacts.find_contacts`)."""
+    return find_contacts(pose, CANONICAL_MAPPING).planted
 
 
 def build(clips: Sequence[Clip | Pose], *, fps: float | None = None, sigma: float = 3.0, nu: float = 2.0,
@@ -354,8 +405,9 @@ def build(clips: Sequence[Clip | Pose], *, fps: float | None = None, sigma: floa
     Each clip is resampled to ``fps`` (default: the first clip's rate) and put on the canonical skeleton.
     ``sigma``, ``nu`` and ``threshold`` as in the thesis (``P = exp(-D / sigma) >= threshold``);
     ``min_gap`` seconds between the two frames of a transition within one clip; ``contacts``: compare the
-    feet's contact states (``True``: detected; a sequence: one ``(F, 2)`` bool array per clip at its own
-    frames, left and right foot planted; ``False``: not compared); ``local_maxima``: keep only the best of
+    feet's contact states (``True``: detected, :mod:`.contacts`; a sequence: one ``(F, 2)`` bool array per
+    clip at its own frames, left and right foot planted; ``False``: detected for ``graph.contacts`` but
+    not compared); ``local_maxima``: keep only the best of
     similar transitions; ``strongly_connected``: keep only the largest strongly connected part; ``weights``:
     per canonical joint (a mapping of names, others 0, or one value per joint; default
     ``data/motion_graph.json``).  ``progress`` is called with the share of clips matched so far.
@@ -381,13 +433,11 @@ def build(clips: Sequence[Clip | Pose], *, fps: float | None = None, sigma: floa
     graph = MotionGraph(rate, [], none, none, none, none, np.zeros(0), np.zeros(0), np.zeros((0, 2), dtype=bool),
                         np.zeros(0, dtype=bool), params, Features(np.zeros((0, 0), np.complex128), np.zeros((0, 0))),
                         np.zeros((0, 2), dtype=np.int64), np.zeros(0), none)
-    mappings: dict[tuple[Any, ...], dict[str, str | None]] = {}  # takes of one skeleton are mapped once
+    mappings: dict[str, dict[str, str | None]] = {}  # takes of one skeleton are mapped once
     for index, clip in enumerate(clips):
-        skeleton = clip.skeleton
-        key = (tuple(skeleton.names), tuple(skeleton.parents), skeleton.offsets.tobytes(),
-               skeleton.rest_rotations.tobytes())
+        key = skeleton_key(clip.skeleton)
         if key not in mappings:
-            mappings[key] = map_skeleton(skeleton)
+            mappings[key] = map_skeleton(clip.skeleton)
         graph._extend(clip, None if given is None else given[index], mappings[key])
         if progress is not None:
             progress((index + 1) / len(clips))

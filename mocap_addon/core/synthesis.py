@@ -37,7 +37,7 @@ import numpy as np
 from .frame_matching import IntArray, heading
 from .kinematics import forward_kinematics, rest_positions, world_positions
 from .model import Clip, Skeleton
-from .motion_graph import MotionGraph, Transition, gap_frames, library_pose, run_ends
+from .motion_graph import MotionGraph, Transition, gap_frames, run_ends
 from .naming import CANONICAL_JOINTS, CANONICAL_PARENTS
 from .pose import Pose
 from .retarget import bone_ends
@@ -191,7 +191,7 @@ def transition_steps(graph: MotionGraph, clips: Sequence[Clip | Pose], result: C
     clips); ``(transitions * (after + 1), J)``, in body heights (the canonical rest's height).  Small
     or negative where the blend is invisible.
     """
-    library = np.concatenate([world_positions(library_pose(clip, graph.fps)) for clip in clips])
+    library = np.concatenate([world_positions(graph.canonical(clip, index=k)) for k, clip in enumerate(clips)])
     positions = world_positions(result)
     frames = np.arange(graph.frame_count)
     has_step = np.ones(graph.frame_count, dtype=bool)
@@ -297,7 +297,7 @@ class _Source:
         owner = graph.clip_of(frames)
         floors: dict[int, float] = {}
         for index in np.unique(owner).tolist():
-            prepared = library_pose(clips[index], graph.fps)
+            prepared = graph.canonical(clips[index], index=index)
             if prepared.frame_count != graph.clip_frames[index]:
                 raise ValueError(f"clip {index} ({graph.clip_names[index]}) has {prepared.frame_count} frames at "
                                  f"{graph.fps:g} fps, the graph's {graph.clip_frames[index]}: not the clip it "
