@@ -263,7 +263,9 @@ class MotionGraph:
         """
         if (contacts is None) == (self.params["contacts"] == "given"):
             raise ValueError("give the new clip's contact states exactly when the graph was built from given ones")
-        self._extend(clip, contacts)
+        first = self.frame_count
+        self._append(clip, contacts)
+        self._match(first)
         self._prune()
 
     def canonical(self, clip: Clip | Pose, mapping: Mapping[str, str | None] | None = None,
@@ -284,9 +286,9 @@ class MotionGraph:
         except ValueError as error:
             raise ValueError(f"clip {number} ({clip_name(clip, number)}): {error}") from error
 
-    def _extend(self, clip: Clip | Pose, contacts: ArrayLike | None,
+    def _append(self, clip: Clip | Pose, contacts: ArrayLike | None,
                 mapping: Mapping[str, str | None] | None = None) -> None:
-        """Append ``clip``'s frames and the pairs that match them (dead ends not pruned)."""
+        """Append ``clip``'s frames: its features and contacts (not matched yet)."""
         settings = self.params
         index = len(self.clip_names)
         key = skeleton_key(clip.skeleton)
@@ -305,9 +307,14 @@ class MotionGraph:
         self.features = Features.join([self.features, features])
         planted = _planted(clip, prepared, contacts)
         self.contacts = np.concatenate([self.contacts, planted])
-        a, b, costs = matched_pairs(self.features, self._rules(), settings["local_maxima"], self.fps, first)
-        self.pairs = np.concatenate([self.pairs, np.stack([a, b], axis=1)])
-        self.pair_costs = np.concatenate([self.pair_costs, costs])
+
+    def _match(self, first: int) -> None:
+        """Add the matched pairs whose later frame is ``first`` or after (the frames appended since then;
+        matching never depends on how the frames are split, so this equals matching them all at once)."""
+        a, b, costs = matched_pairs(self.features, self._rules(), self.params["local_maxima"], self.fps, first)
+        pairs = np.concatenate([self.pairs, np.stack([a, b], axis=1)])
+        order = np.lexsort((pairs[:, 1], pairs[:, 0]))
+        self.pairs, self.pair_costs = pairs[order], np.concatenate([self.pair_costs, costs])[order]
 
     def _rules(self) -> Rules:
         settings = self.params
@@ -410,7 +417,8 @@ def build(clips: Sequence[Clip | Pose], *, fps: float | None = None, sigma: floa
     not compared); ``local_maxima``: keep only the best of
     similar transitions; ``strongly_connected``: keep only the largest strongly connected part; ``weights``:
     per canonical joint (a mapping of names, others 0, or one value per joint; default
-    ``data/motion_graph.json``).  ``progress`` is called with the share of clips matched so far.
+    ``data/motion_graph.json``).  ``progress`` is called with the share of the work done (half for
+    reading the clips, half for matching them).
     """
     if not clips:
         raise ValueError("a motion graph needs at least one clip")
@@ -438,8 +446,11 @@ def build(clips: Sequence[Clip | Pose], *, fps: float | None = None, sigma: floa
         key = skeleton_key(clip.skeleton)
         if key not in mappings:
             mappings[key] = map_skeleton(clip.skeleton)
-        graph._extend(clip, None if given is None else given[index], mappings[key])
+        graph._append(clip, None if given is None else given[index], mappings[key])
         if progress is not None:
-            progress((index + 1) / len(clips))
+            progress(0.5 * (index + 1) / len(clips))
+    graph._match(0)
+    if progress is not None:
+        progress(1.0)
     graph._prune()
     return graph
