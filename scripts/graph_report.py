@@ -56,7 +56,7 @@ def graph_table(graph: MotionGraph, seconds: float) -> None:
     for k, (name, first, count) in enumerate(zip(graph.clip_names, graph.offsets, graph.clip_frames)):
         span = slice(int(first), int(first + count))
         planted = graph.contacts[span].mean(axis=0)
-        print(f"| {k} {name} | {count} | {graph.alive[span].mean():.0%} | {planted[0]:.0%} | {planted[1]:.0%} | "
+        print(f"| {k} {name} | {count} | {graph.alive[span].mean():.1%} | {planted[0]:.0%} | {planted[1]:.0%} | "
               + " | ".join(str(n) for n in counts[k]) + " |")
 
 
@@ -132,7 +132,7 @@ def main() -> None:
     cut = build([first, second], contacts=contacts)
     across = (cut.clip_of(cut.sources) == 0) & (cut.clip_of(cut.targets) == 1)
     overlap = across & (cut.targets - 1 - 1000 == cut.sources - 900)
-    print(f"\ndance cut in two (0-999, 900-1900): {len(cut.sources)} transitions, {cut.alive.mean():.0%} kept; "
+    print(f"\ndance cut in two (0-999, 900-1900): {len(cut.sources)} transitions, {cut.alive.mean():.1%} kept; "
           f"{int(overlap.sum())} from the first part to the second where they overlap, largest cost "
           f"{cut.costs[overlap].max(initial=0):.1e}")
     print(f"\npictures in {out}")

@@ -52,7 +52,7 @@ def test_info_lists_clips_pairs_and_dead_ends(graph_file):
     graph = load_graph(graph_file)
     out = result.stdout
     assert f"transitions: {len(graph.sources)} (0 between clips)" in out
-    assert "    1 jog_wave.bvh: 120, " in out and "    0 walk_turn.bvh: 120, 0%, " in out
+    assert "    1 jog_wave.bvh: 120, " in out and "    0 walk_turn.bvh: 120, 0.0%, " in out
     assert "dead ends:   0 kept frames without a way on; " in out
     counts = [line.split()[1:] for line in out.splitlines() if line.startswith(("    0 ", "    1 "))][-2:]
     assert counts == [["0", "0"], ["0", str(len(graph.sources))]]

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> None:
                       local_maxima=not args.all_similar, strongly_connected=not args.keep_dead_ends)
         graph.save(args.output)
         print(f"{args.output}: {len(graph.clip_names)} clips, {graph.frame_count} frames at {graph.fps:g} fps, "
-              f"{len(graph.sources)} transitions, {graph.alive.mean():.0%} of frames kept "
+              f"{len(graph.sources)} transitions, {graph.alive.mean():.1%} of frames kept "
               f"({time.perf_counter() - started:.1f} s)")
     elif args.graph_command == "add":
         graph = load_graph(args.graph)
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> None:
             graph.add(load(path))
         graph.save(args.output or args.graph)
         print(f"{args.output or args.graph}: {len(graph.clip_names)} clips, {graph.frame_count} frames, "
-              f"{len(graph.sources)} transitions, {graph.alive.mean():.0%} of frames kept")
+              f"{len(graph.sources)} transitions, {graph.alive.mean():.1%} of frames kept")
     elif args.graph_command == "info":
         print(describe(load_graph(args.graph), args.graph))
     elif args.graph_command == "synth":
@@ -108,7 +108,7 @@ def describe(graph: MotionGraph, path: str) -> str:
     between = int(np.sum(graph.clip_of(graph.sources) != graph.clip_of(graph.targets)))
     lines = [f"file:        {path}",
              f"frames:      {graph.frame_count} at {graph.fps:g} fps in {len(graph.clip_names)} clips, "
-             f"{int(kept.sum())} kept ({kept.mean():.0%})",
+             f"{int(kept.sum())} kept ({kept.mean():.1%})",
              f"transitions: {len(graph.sources)} ({between} between clips)",
              "settings:    " + ", ".join(f"{k} {settings[k]}" for k in ("sigma", "nu", "threshold", "min_gap",
                                                                            "contacts", "local_maxima",
@@ -117,7 +117,7 @@ def describe(graph: MotionGraph, path: str) -> str:
     for index, (name, first, count) in enumerate(zip(graph.clip_names, graph.offsets, graph.clip_frames)):
         span = slice(int(first), int(first + count))
         planted = graph.contacts[span].mean(axis=0) if count else np.zeros(2)
-        lines.append(f"  {index:3d} {name}: {count}, {kept[span].mean():.0%}, {planted[0]:.0%} {planted[1]:.0%}")
+        lines.append(f"  {index:3d} {name}: {count}, {kept[span].mean():.1%}, {planted[0]:.0%} {planted[1]:.0%}")
     lines.append("transitions per clip pair (from row to column):")
     counts = np.zeros((len(graph.clip_names),) * 2, dtype=np.int64)
     np.add.at(counts, (graph.clip_of(graph.sources), graph.clip_of(graph.targets)), 1)

@@ -130,4 +130,4 @@ def _matrix(graph: MotionGraph, ax: Any) -> None:
     ax.set_ylim(0, total * seconds)
     ax.set_xlabel("from frame i")
     ax.set_ylabel("to frame j")
-    ax.set_title(f"{len(graph.sources)} transitions, {graph.alive.mean():.0%} of frames kept", fontsize=9)
+    ax.set_title(f"{len(graph.sources)} transitions, {graph.alive.mean():.1%} of frames kept", fontsize=9)

@@ -270,7 +270,7 @@ class MOCAP_OT_build_graph(_BuildSettings, bpy.types.Operator):
         _LIBRARIES[scene.name] = lib
         scene.pop(WALK_PROPERTY, None)
         self.report({"INFO"}, f"Motion graph of {len(chosen)} clips: {len(graph.sources)} transitions, "
-                              f"{graph.alive.mean():.0%} of {graph.frame_count} frames kept "
+                              f"{graph.alive.mean():.1%} of {graph.frame_count} frames kept "
                               f"({time.perf_counter() - started:.1f} s)")
         return {"FINISHED"}
 
@@ -310,7 +310,7 @@ class MOCAP_OT_add_to_graph(_WithGraph, bpy.types.Operator):
             return {"CANCELLED"}
         _LIBRARIES[scene.name] = added
         self.report({"INFO"}, f"Added {len(chosen)} clips: {len(graph.sources)} transitions, "
-                              f"{graph.alive.mean():.0%} of {graph.frame_count} frames kept")
+                              f"{graph.alive.mean():.1%} of {graph.frame_count} frames kept")
         return {"FINISHED"}
 
 
@@ -523,7 +523,7 @@ class VIEW3D_PT_mocap_transitions(bpy.types.Panel):
             return
         graph = lib.graph
         layout.label(text=f"{len(graph.clip_names)} clips, {len(graph.sources)} transitions, "
-                          f"{graph.alive.mean():.0%} kept")
+                          f"{graph.alive.mean():.1%} kept")
         layout.prop(settings, "target")
         layout.prop(settings, "blend_frames")
         self._transitions(context, layout, scene, lib, settings.blend_frames)
