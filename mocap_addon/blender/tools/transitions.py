@@ -19,7 +19,7 @@ import copy
 import os
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import bpy
 import numpy as np
@@ -30,6 +30,7 @@ from ..armature import armature_data, armature_named
 from ..armature_to_clip import armature_action
 from ..compat import add_properties, assign_action, id_property, remove_properties, run_time_property
 from ..rollback import nothing_left_behind
+from .retarget import is_armature
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -482,14 +483,10 @@ class MOCAP_OT_synthesize(_WithGraph, _WalkSettings, bpy.types.Operator):
         return {"FINISHED"}
 
 
-def _is_armature(self: Any, obj: bpy.types.Object) -> bool:
-    return obj.type == "ARMATURE"
-
-
 class MocapGraphSettings(_BuildSettings, _WalkSettings, bpy.types.PropertyGroup):
     """The Transitions panel's inputs (on the scene)."""
 
-    target: PointerProperty(type=bpy.types.Object, name="Target Rig", poll=_is_armature,
+    target: PointerProperty(type=bpy.types.Object, name="Target Rig", poll=is_armature,
                             description="Rig that gets taken and synthesized motion (none: the active armature)")
 
 
