@@ -1,5 +1,6 @@
 """Command line: ``python -m mocap_addon.core info FILE``, ``convert IN OUT``, ``map FILE``,
-``canonical IN OUT``, ``retarget IN --onto SKELETON_FILE OUT``, ``blend A B OUT`` and ``reduce FILE``."""
+``canonical IN OUT``, ``retarget IN --onto SKELETON_FILE OUT``, ``blend A B OUT``, ``reduce FILE`` and
+``graph build|info|synth|plot`` (:mod:`.graph_commands`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from . import graph_commands
 from .errors import MocapFormatError
 from .formats import format_of, load, save, unit_note
 from .model import Clip, rotation_order
@@ -114,6 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     mixing.add_argument("--mask", help="only these joints take the mix: upper_body, lower_body, left_arm, "
                                        "right_arm or spine_head")
     mixing.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
+    graph_commands.add_parser(commands)
     args = parser.parse_args(argv)
     try:
         if args.command == "info":
@@ -137,6 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"{result.frame_count} frames")
             for warning in result.metadata.get("warnings", []):
                 print(f"warning: {warning}")
+        elif args.command == "graph":
+            graph_commands.run(args)
         elif args.command == "blend":
             from .blend import blend
 
@@ -156,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             note = unit_note(clip, format_of(args.output))
             if note:
                 print(f"unit: {note}")
-    except (MocapFormatError, OSError, ValueError) as error:
+    except (MocapFormatError, OSError, ValueError, ImportError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0

@@ -180,10 +180,10 @@ def end_site_positions(motion: Clip | Pose, world: World | None = None,
     for joint in range(motion.skeleton.joint_count) if joints is None else joints:
         sites = motion.skeleton.end_sites[joint]
         if not len(sites):
-            out.append(np.zeros((world.positions.shape[0], 0, 3)))
+            out.append(np.zeros((len(world.positions), 0, 3)))
             continue
-        linear = rotations.quaternion_to_matrix(world.quaternions[:, joint]) * world.scales[:, joint, None, None]
-        out.append(world.positions[:, joint, None] + np.einsum("fab,kb->fka", linear, sites))
+        turned = rotations.quaternion_rotate(world.quaternions[:, joint, None], sites)
+        out.append(world.positions[:, joint, None] + turned * world.scales[:, joint, None, None])
     return out
 
 

@@ -283,12 +283,16 @@ def rotate(q: FloatArray, v: FloatArray) -> FloatArray:
 def quaternion_multiply(a: ArrayLike, b: ArrayLike) -> FloatArray:
     """Hamilton product ``a * b`` (rotation ``b`` first, then ``a``) of quaternions ``(..., 4)``."""
     qa, qb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    batch = np.broadcast_shapes(qa.shape[:-1], qb.shape[:-1])
+    qa, qb = np.broadcast_to(qa, batch + (4,)), np.broadcast_to(qb, batch + (4,))
     return np.moveaxis(hamilton(np.moveaxis(qa, -1, 0), np.moveaxis(qb, -1, 0)), 0, -1)
 
 
 def quaternion_rotate(quaternions: ArrayLike, vectors: ArrayLike) -> FloatArray:
     """Vectors ``(..., 3)`` turned by unit quaternions ``(..., 4)``."""
     q, v = np.asarray(quaternions, dtype=np.float64), np.asarray(vectors, dtype=np.float64)
+    batch = np.broadcast_shapes(q.shape[:-1], v.shape[:-1])
+    q, v = np.broadcast_to(q, batch + (4,)), np.broadcast_to(v, batch + (3,))
     return np.moveaxis(rotate(np.moveaxis(q, -1, 0), np.moveaxis(v, -1, 0)), 0, -1)
 
 
