@@ -63,8 +63,8 @@ from . import rotations
 from .anatomy import hinge_axes
 from .body import TOP_JOINTS
 from .contacts import Contacts, find_contacts
-from .footing import EASE, MISSED, Leg, mixed_holds, pinned_ankles, raise_figure, smooth_fall, solve_legs
-from .kinematics import compose, forward_kinematics
+from .footing import EASE, MISSED, Leg, mixed_holds, pinned_ankles, smooth_fall, solve_legs
+from .kinematics import compose
 from .model import MOVE_CHANNELS, Clip, Skeleton
 from .naming import map_skeleton
 from .paths import Heading, Steps, mixed_path
@@ -84,7 +84,6 @@ SHORTEST_LOOP = 0.5  # seconds: a loop is at least this long
 WARP_SMOOTHING = 0.1  # seconds: the time warp's speed is smoothed over about this (see timewarp.warp_onto)
 LOOP_EASE = 0.25  # seconds over which a loop's pass eases from the pose the last pass ended in
 UNMOVED = 1e-9  # leg lengths: an ankle whose target is nearer than this is left as the mix made it
-SAME_FLOOR = 0.015  # leg lengths: b (on a's body as it is) whose planted ankles are farther from a's is moved onto a's floor
 HELD_MIXES_AT_ONCE = 8  # mixes whose legs are held at once (an envelope's arrays stay small)
 
 Mask = str | Mapping[str, float] | None
@@ -286,10 +285,8 @@ def _pose_features(pose: Pose, frames: FloatArray, root: int, heading: Heading,
     return rotations.quaternion_rotate(back[:, None], relative).reshape(len(frames), -1)
 
 
-def _planted_at(contacts: Contacts | None, frames: FloatArray) -> FloatArray:
+def _planted_at(contacts: Contacts, frames: FloatArray) -> FloatArray:
     """Each foot planted (1) or not (0) at fractional ``frames`` ``(F, 2)`` (between frames, in between)."""
-    if contacts is None:
-        return np.zeros((len(frames), 0))
     planted = contacts.planted.astype(np.float64)
     steps = np.arange(len(planted))
     return np.stack([np.interp(frames, steps, planted[:, side]) for side in range(2)], axis=1)
@@ -307,17 +304,21 @@ class _Timing:
 
 def _timing(a: Pose, b: Pose, offset: float, align: str, features: Callable[[Pose, FloatArray], FloatArray],
             contacts: tuple[Contacts | None, Contacts | None]) -> _Timing:
+    """``b``'s frames paired with ``a``'s for ``offset`` and ``align`` (see the module notes); time warps
+    read ``features`` of both and, where both have them, their contacts."""
     ratio = a.frame_time / b.frame_time
     last = b.frame_count - 1
     steps = np.arange(a.frame_count, dtype=np.float64)
-    still = np.zeros(a.frame_count, dtype=np.int64)
-    if align == "none":
-        return _Timing(np.clip(offset + steps * ratio, 0.0, float(last)), still, None, {"match": "frame by frame"})
-    if align == "scale":
-        if offset > last:
+    if align in ("none", "scale"):
+        if align == "scale" and offset > last:
             raise ValueError(f"offset {offset:g} is past b's last frame ({last})")
-        frames = offset + steps * ((last - offset) / max(a.frame_count - 1, 1))
-        return _Timing(np.clip(frames, 0.0, float(last)), still, None, {"match": "stretched"})
+        frames = offset + steps * (ratio if align == "none" else (last - offset) / max(a.frame_count - 1, 1))
+        held = np.flatnonzero((frames < 0) | (frames > last))
+        clipped = np.clip(frames, 0.0, float(last))
+        return _Timing(clipped, np.zeros(a.frame_count, dtype=np.int64), None, {
+            "match": "frame by frame" if align == "none" else "stretched", "b_first": float(clipped[0]),
+            "b_last": float(clipped[-1]), "loop_frame": None, "loops": 0,
+            "held_from": int(held[0]) if len(held) else None})
     count = int(np.floor((last - offset) / ratio + 1e-9)) + 1
     if count < 1:
         raise ValueError(f"offset {offset:g} is past b's last frame ({last})")
@@ -600,7 +601,10 @@ class _Pairing:
 
 
 def _pair(a: Clip | Pose, b: Clip | Pose, offset: float = 0, align: str = "none", root: str = "blend",
-          mask: Mask = None, feet: str = "planted", mapping: Mapping[str, str | None] | None = None) -> _Pairing:
+          mask: Mask = None, feet: str = "planted", mapping: Mapping[str, str | None] | None = None,
+          chain: Sequence[int] | None = None) -> _Pairing:
+    """``a`` and ``b`` paired for :func:`blend`'s options; ``chain``: the only joints that will be posed
+    (the feet are found only where they move one of them)."""
     _check_choice("align", align, ALIGN_MODES)
     _check_choice("root", root, ROOT_MODES)
     _check_choice("feet", feet, FEET_MODES)
@@ -622,15 +626,15 @@ def _pair(a: Clip | Pose, b: Clip | Pose, offset: float = 0, align: str = "none"
     contacts: tuple[Contacts | None, Contacts | None] = (None, None)
     if feet == "planted" or align == "dtw":
         mapping = map_skeleton(a.skeleton) if mapping is None else mapping
+        legs = [n for n, c in mapping.items() if c in ("upper_leg_l", "upper_leg_r") and n in a.skeleton.names]
+        if chain is not None and not any(a.skeleton.index(n) in chain for n in legs):
+            feet = "free"  # holding the feet moves none of the joints asked for
+    if mapping is not None and (feet == "planted" or align == "dtw"):
         try:
             contacts = (_find_contacts(pose_a, mapping), _find_contacts(pose_b, mapping))
         except ValueError as error:
             if feet == "planted":
                 notes.update(mode="free", reason=str(error))
-    if feet == "planted" and mapping is not None and contacts[1] is not None and b_onto_a is b:
-        raised, contacts = _on_floor_of(pose_b, contacts, mapping, notes)
-        if raised is not pose_b:
-            b_onto_a = pose_b = raised
 
     def features(motion: Pose, frames: FloatArray) -> FloatArray:
         return _pose_features(motion, frames, root_joint, heading, parent_rotation)
@@ -653,22 +657,6 @@ def _pair(a: Clip | Pose, b: Clip | Pose, offset: float = 0, align: str = "none"
             except ValueError as error:
                 notes.update(mode="free", reason=str(error))
     return _Pairing(pose_a, paired, b_onto_a, timing, root, root_joint, heading, weights, steps, held, notes)
-
-
-def _on_floor_of(b: Pose, contacts: tuple[Contacts | None, Contacts | None], mapping: Mapping[str, str | None],
-                 notes: dict[str, Any]) -> tuple[Pose, tuple[Contacts | None, Contacts | None]]:
-    """``b`` (on ``a``'s body as it is) raised or lowered onto ``a``'s floor where its planted ankles stand
-    at another height than ``a``'s, with its contacts."""
-    own, other = contacts
-    assert own is not None and other is not None
-    lift = (own.floor + own.planted_height() * own.leg) - (other.floor + other.planted_height() * other.leg)
-    if not np.isfinite(lift) or abs(lift) <= SAME_FLOOR * own.leg:
-        return b, contacts
-    raised = b.copy()
-    hips = b.skeleton.index(next(n for n, c in mapping.items() if c == "hips"))
-    raise_figure(raised, hips, lift * own.up, forward_kinematics(b))
-    notes["b_raised"] = lift / own.leg
-    return raised, (own, replace(other, points=other.points + lift * own.up, floor=other.floor + lift))
 
 
 def _joint_index(skeleton: Skeleton, joint: str | int) -> int:
@@ -779,8 +767,8 @@ def envelope(a: Clip | Pose, b: Clip | Pose, joint: str | int, mixes: Sequence[f
     posed (with held feet, the legs too where they move it), for all mixes at
     once.  A mix may also be a per-frame profile (``mixes`` of shape ``(n, frames)``).
     """
-    pairing = _pair(a, b, **blend_options)
     index = _joint_index(a.skeleton, joint)
+    pairing = _pair(a, b, **blend_options, chain=a.skeleton.chain(index))
     values = np.asarray(mixes, dtype=np.float64)
     count = a.frame_count
     if values.ndim == 1:
@@ -801,8 +789,8 @@ def solve_mix(a: Clip | Pose, b: Clip | Pose, joint: str | int, frame: int, targ
     chain at that one frame (with the heading root its path up to it, with
     held feet the legs up to it).
     """
-    pairing = _pair(a, b, **blend_options)
     index = _joint_index(a.skeleton, joint)
+    pairing = _pair(a, b, **blend_options, chain=a.skeleton.chain(index))
     if not 0 <= frame < a.frame_count:
         raise ValueError(f"frame {frame} is outside a's {a.frame_count} frames")
     goal = np.asarray(target, dtype=np.float64).reshape(3)

@@ -336,7 +336,7 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     heights = ankles @ stand.up
     shift = stand.floor + stand.ankle - float(np.median(heights[down])) if down.any() else 0.0
     out = result.copy()
-    raise_figure(out, hips, shift * stand.up, world)
+    _raise(out, hips, shift * stand.up, world)
     if not contacts.touching.any():
         return out, Planting(shift, (0, 0), 0, 0.0)
     lifted = shift * stand.up
@@ -421,7 +421,7 @@ def _transposed(rotations: FloatArray) -> FloatArray:
     return np.swapaxes(rotations, -1, -2)
 
 
-def raise_figure(pose: Pose, hips: int, lift: FloatArray, world: World) -> None:
+def _raise(pose: Pose, hips: int, lift: FloatArray, world: World) -> None:
     """Move ``pose``'s figure by the world vector ``lift`` (in place): the local translation of the joint
     nearest the root on the hips' chain that has all three translation channels."""
     skeleton = pose.skeleton
