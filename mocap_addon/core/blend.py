@@ -78,10 +78,10 @@ ALIGN_MODES = ("none", "scale", "dtw")
 ROOT_MODES = ("blend", "a", "b", "heading")
 FEET_MODES = ("planted", "free")
 MASK_PRESETS_FILE = Path(__file__).parent / "data" / "blend_masks.json"
-CONTACT_WEIGHT = 1.0  # a foot planted in one clip and not the other costs this many typical pose distances
+CONTACT_WEIGHT = 2.0  # a foot planted in one clip and not the other costs this many typical pose distances
 LOOP_REACH = 0.1  # seconds over which a loop frame's motion is matched (see timewarp.loop_frame)
 SHORTEST_LOOP = 0.5  # seconds: a loop is at least this long
-WARP_SMOOTHING = 0.1  # seconds: the time warp's speed is smoothed over about this (see timewarp.warp_onto)
+WARP_SMOOTHING = 0.075  # seconds: the time warp's speed is smoothed over about this (see timewarp.warp_onto)
 LOOP_EASE = 0.25  # seconds over which a loop's pass eases from the pose the last pass ended in
 UNMOVED = 1e-9  # leg lengths: an ankle whose target is nearer than this is left as the mix made it
 HELD_MIXES_AT_ONCE = 8  # mixes whose legs are held at once (an envelope's arrays stay small)
@@ -325,7 +325,7 @@ def _timing(a: Pose, b: Pose, offset: float, align: str, features: Callable[[Pos
     sampled = np.clip(offset + np.arange(count) * ratio, 0, last)
     pose_a, pose_b = features(a, steps), features(b, sampled)
     if contacts[0] is not None and contacts[1] is not None:
-        # A foot planted in one and not the other costs as much as two typical poses apart: steps pair with
+        # A foot planted in one and not the other costs as much as two poses far apart: steps pair with
         # steps, left with left.
         typical = float(np.sqrt(2.0 * np.mean(np.sum((pose_a - pose_a.mean(axis=0)) ** 2, axis=1))))
         weight = CONTACT_WEIGHT * typical

@@ -181,7 +181,8 @@ class Warp:
     def report(self) -> dict[str, object]:
         """What the warp did, for a result's metadata."""
         return {"b_first": float(self.frames[0]), "b_last": float(self.frames[-1]),
-                "match": "part of b" if self.subsequence else "b from its first frame",
+                "match": "part of b" if self.subsequence else "b, looped" if self.loop_frame is not None
+                else "b from its first frame",
                 "loop_frame": self.loop_frame, "loops": int(self.loops[-1]) if len(self.loops) else 0,
                 "held_from": self.held_from}
 
