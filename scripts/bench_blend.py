@@ -27,8 +27,6 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_core import generated_clip
+from bench_core import cpu_seconds, generated_clip
 
 from mocap_addon.core import save, world_positions
 from mocap_addon.core.blend import blend, envelope, solve_mix
@@ -69,31 +67,21 @@ os._exit(0)
 """
 
 
-def cpu_best(repeat: int, work: Callable[[], object]) -> float:
-    """Least CPU time of this process over ``repeat`` runs of ``work``."""
-    times = []
-    for _ in range(repeat):
-        started = time.process_time()
-        work()
-        times.append(time.process_time() - started)
-    return min(times)
-
-
 def core_rows(frames: int, repeat: int, feet: str) -> list[str]:
     a = generated_clip(frames)
     b = generated_clip(frames + 1)
     b.motion = b.motion[:frames]
     hand = a.skeleton.names[-1]
     target = world_positions(blend(a, b, 0.37, feet=feet))[frames // 2, -1] + 1.0
-    plain = cpu_best(repeat, lambda: blend(a, b, 0.5, feet=feet))
+    plain = cpu_seconds(repeat, lambda: blend(a, b, 0.5, feet=feet))
     rows = [
-        ("blend", plain, "resample", cpu_best(repeat, lambda: resample(a, a.frame_time / 2))),
-        ("blend", plain, "FK", cpu_best(repeat, lambda: world_positions(a))),
-        ("envelope, 11 mixes", cpu_best(repeat, lambda: envelope(a, b, hand, MIXES, feet=feet)),
-         "11 x (blend + FK)", cpu_best(1, lambda: [world_positions(blend(a, b, m, feet=feet)) for m in MIXES])),
-        ("solve_mix", cpu_best(repeat, lambda: solve_mix(a, b, hand, frames // 2, target, feet=feet)),
-         "blend + FK", cpu_best(repeat, lambda: world_positions(blend(a, b, 0.5, feet=feet)))),
-        ("blend, DTW", cpu_best(1, lambda: blend(a, b, 0.5, align="dtw", feet=feet)), "blend", plain),
+        ("blend", plain, "resample", cpu_seconds(repeat, lambda: resample(a, a.frame_time / 2))),
+        ("blend", plain, "FK", cpu_seconds(repeat, lambda: world_positions(a))),
+        ("envelope, 11 mixes", cpu_seconds(repeat, lambda: envelope(a, b, hand, MIXES, feet=feet)),
+         "11 x (blend + FK)", cpu_seconds(1, lambda: [world_positions(blend(a, b, m, feet=feet)) for m in MIXES])),
+        ("solve_mix", cpu_seconds(repeat, lambda: solve_mix(a, b, hand, frames // 2, target, feet=feet)),
+         "blend + FK", cpu_seconds(repeat, lambda: world_positions(blend(a, b, 0.5, feet=feet)))),
+        ("blend, DTW", cpu_seconds(1, lambda: blend(a, b, 0.5, align="dtw", feet=feet)), "blend", plain),
     ]
     return [f"| {frames} | {feet} | {name} | {ours:.3f} | {peer_name} | {peer:.3f} | {peer / ours:.2f} |"
             for name, ours, peer_name, peer in rows]
