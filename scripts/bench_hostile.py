@@ -24,25 +24,18 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
+
+from bench_core import cpu_seconds
 
 from mocap_addon.core import MocapFormatError, load, save, world_positions
 from tests.test_hostile import chain_bvh, fifty_megabyte_lines
 
 FORMATS = (".bvh", ".htr", ".amc")
-
-
-def cpu_seconds(repeat: int, work: Callable[[], object]) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.process_time()
-        work()
-        times.append(time.process_time() - start)
-    return min(times)
 
 
 def chain_times(joints: int, repeat: int, folder: Path) -> dict[str, float]:

@@ -21,7 +21,7 @@ from mocap_addon.core.model import ROTATION_CHANNELS, rotation_order
 from mocap_addon.core.naming import map_skeleton
 from mocap_addon.core.pose import Pose, as_pose
 from mocap_addon.core.retarget import retarget
-from mocap_addon.core.timewarp import time_warp
+from mocap_addon.core.timewarp import time_warp, warp_onto
 from mocap_addon.core.timing import resample
 from tests.conftest import CORPUS, SAMPLES
 
@@ -291,9 +291,19 @@ def test_dtw_recovers_a_smooth_time_warp_of_a_real_clip(cmu):
     assert pose_error(cmu, blend(cmu, warped, 0.5)) > 0.1
 
 
-def test_dtw_refuses_clips_too_different_in_length(walk):
-    with pytest.raises(ValueError, match="factor of two"):
-        blend(part(walk, 0, 20), walk, 0.5, align="dtw")
+def test_dtw_pairs_clips_of_any_length(walk):
+    """B six times as long: the part of it that best matches A; B a sixth of A: played, then looped or held."""
+    short, long = part(walk, 40, 60), walk
+    mixed = blend(short, long, 1.0, align="dtw", feet="free")
+    assert mixed.frame_count == 20 and mixed.metadata["blend"]["time"]["match"] == "part of b"
+    warp = mixed.metadata["warp"]
+    assert np.all(np.diff(warp) >= 0.5 - 1e-9) and np.all(np.diff(warp) <= 2 + 1e-9)
+    np.testing.assert_allclose(warp, np.arange(40, 60), atol=1.0)  # A is B's frames 40-59
+    back = blend(long, short, 1.0, align="dtw", feet="free")
+    assert back.frame_count == long.frame_count
+    time = back.metadata["blend"]["time"]
+    assert time["loops"] > 0 or time["held_from"] is not None
+    assert np.all((back.metadata["warp"] >= 0) & (back.metadata["warp"] <= 19))
 
 
 @settings(max_examples=40, deadline=None)
@@ -324,6 +334,65 @@ def test_long_sequences_are_warped_on_every_kth_frame(monkeypatch):
     coarse = time_warp(signal(t), signal(source))
     assert coarse[0] == 0 and coarse[-1] == 699 and np.all(np.diff(coarse) >= 0)
     assert np.median(np.abs(exact - truth)) < 1.0 and np.median(np.abs(coarse - truth)) < 3.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 30), st.integers(1, 70), st.booleans(), st.booleans(), st.integers(0, 2**31))
+def test_open_ended_warps_stay_in_b_monotone_and_slope_limited(count_a, count_b, open_begin, open_end, seed):
+    paired = not (open_begin or open_end)
+    fits = count_b - 1 >= count_a // 2 and (not paired or count_a - 1 <= 2 * (count_b - 1) <= 4 * (count_a - 1))
+    rng = np.random.default_rng(seed)
+    a, b = rng.normal(size=(count_a, 3)), rng.normal(size=(count_b, 3))
+    if not fits:
+        with pytest.raises(ValueError, match="cannot warp"):
+            time_warp(a, b, open_begin=open_begin, open_end=open_end)
+        return
+    warp = time_warp(a, b, open_begin=open_begin, open_end=open_end)
+    assert warp.shape == (count_a,) and warp.min() >= 0 and warp.max() <= count_b - 1
+    assert open_begin or warp[0] == 0
+    assert open_end or warp[-1] == count_b - 1
+    steps = np.diff(warp)
+    assert np.all(steps >= 0.5 - 1e-12) and np.all(steps <= 2.0 + 1e-12)
+
+
+def test_the_part_of_b_that_matches_a_is_found():
+    features = np.cumsum(np.random.default_rng(2).normal(size=(400, 4)), axis=0)
+    np.testing.assert_array_equal(time_warp(features[150:260], features, open_begin=True, open_end=True),
+                                  np.arange(150, 260))
+    np.testing.assert_array_equal(warp_onto(features[150:260], features).frames, np.arange(150, 260))
+
+
+def test_open_ended_warps_of_long_sequences_stay_in_a_bounded_band(monkeypatch):
+    """Beyond the cell budget: a coarse warp, then the full one in a band of a few frames about it."""
+    from mocap_addon.core import timewarp
+
+    t = np.linspace(0, 1, 900)
+    signal = lambda x: np.stack([np.sin(9 * x), np.cos(13 * x), x], axis=1)  # noqa: E731
+    s = np.linspace(-0.4, 1.3, 1500)  # b runs on both sides of a
+    exact = time_warp(signal(t), signal(s), open_begin=True, open_end=True)
+    bands = []
+    accumulate = timewarp._accumulate
+    monkeypatch.setattr(timewarp, "MAX_CELLS", 40_000)
+    monkeypatch.setattr(timewarp, "_accumulate", lambda a, b, low, high: (
+        bands.append(int(np.sum(np.maximum(high - low + 1, 0)))), accumulate(a, b, low, high))[1])
+    coarse = time_warp(signal(t), signal(s), open_begin=True, open_end=True)
+    assert max(bands) <= 40_000 and len(bands) >= 2
+    truth = np.interp(t, s, np.arange(1500))
+    assert np.abs(exact - truth).max() < 2.0 and np.abs(coarse - truth).max() < 3.0
+
+
+def test_a_short_b_loops_when_it_cycles_and_is_held_when_it_ends_still():
+    cycle = np.stack([np.sin(2 * np.pi * np.arange(95) / 30), np.cos(2 * np.pi * np.arange(95) / 30)], axis=1)
+    long = np.stack([np.sin(2 * np.pi * np.arange(400) / 30 + 1.0), np.cos(2 * np.pi * np.arange(400) / 30 + 1.0)],
+                    axis=1)
+    warp = warp_onto(long, cycle, reach=2, shortest=10)
+    assert warp.loop_frame is not None and warp.loops[-1] >= 3 and warp.held_from is None
+    assert np.all((warp.frames >= 0) & (warp.frames <= 94))
+    restart = np.flatnonzero(np.diff(warp.loops)) + 1  # each pass goes on from the frame after the loop frame
+    assert np.all(warp.frames[restart] > warp.loop_frame) and np.all(warp.frames[restart] < warp.loop_frame + 3)
+    stops = np.concatenate([cycle[:60], np.repeat(cycle[60:61], 35, axis=0)])  # comes to rest
+    held = warp_onto(long, stops, reach=2, shortest=10)
+    assert held.loop_frame is None and held.held_from is not None and held.frames[-1] == 94
 
 
 def test_time_warp_of_a_sequence_with_itself_is_the_identity():
@@ -524,8 +593,9 @@ def test_clips_on_two_skeletons_blend():
     assert half.skeleton.names == cmu.skeleton.names and half.frame_count == cmu.frame_count
     assert np.all(np.isfinite(half.motion))
     assert np.array_equal(blend(cmu, bandai, 0.0).motion, cmu.motion)
-    onto = retarget(bandai, cmu, feet="free")  # what blend retargets with (issue 20 decides on planted feet)
-    assert pose_error(part(onto, 0, cmu.frame_count), cmu) > 0.01
-    assert pose_error(blend(cmu, bandai, 1.0), part(onto, 0, cmu.frame_count)) < 1e-4
+    for feet in ("planted", "free"):  # at mix 1, b on a's body: its retarget, feet as the blend's
+        onto = retarget(bandai, cmu, feet=feet)
+        assert pose_error(part(onto, 0, cmu.frame_count), cmu) > 0.01
+        assert pose_error(blend(cmu, bandai, 1.0, feet=feet), part(onto, 0, cmu.frame_count)) < 1e-4  # rates differ
     backwards = blend(bandai, cmu, 0.5)
     assert backwards.skeleton.names == bandai.skeleton.names

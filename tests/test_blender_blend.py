@@ -121,7 +121,8 @@ def test_a_keyed_mix_profile_is_honoured(clips):
     from mocap_addon.core.blend import blend
 
     bpy = clips
-    assert bpy.ops.mocap.blend(clip_a=A, clip_b=B, mix=0.5) == {"FINISHED"}
+    # Free feet: frames keyed 0 are A's and frames keyed 1 B's (held feet carry a contact across a change of mix).
+    assert bpy.ops.mocap.blend(clip_a=A, clip_b=B, mix=0.5, feet="FREE") == {"FINISHED"}
     result = bpy.data.objects[RESULT]
     settings = result.data.mocap_blend
     for frame, mix in ((1, 0.0), (60, 0.0), (61, 1.0), (120, 1.0), (195, 0.3)):
@@ -137,10 +138,36 @@ def test_a_keyed_mix_profile_is_honoured(clips):
     curve = _mix_curve(result)
     profile = np.array([curve.evaluate(f) for f in FRAMES])
     assert 0.3 < profile[150] < 1.0
-    expected = world_positions(blend(armature_pose(bpy.data.objects[A]), armature_pose(bpy.data.objects[B]), profile))
+    expected = world_positions(blend(armature_pose(bpy.data.objects[A]), armature_pose(bpy.data.objects[B]), profile,
+                                     feet="free"))
     world = clip_to_world(result)
     expected = expected @ world[:3, :3].T + world[:3, 3]
     assert np.abs(mixed - expected).max() <= tolerance(a)
+
+
+def test_planted_feet_are_the_cores_and_slide_less_than_free(clips):
+    """Feet Planted (the default) bakes the core's blend with held feet; their slide over A's contacts is
+    a fraction of Free's."""
+    from mocap_addon.blender.motion import armature_pose
+    from mocap_addon.blender.tools.blend import clip_to_world
+    from mocap_addon.core import world_positions
+    from mocap_addon.core.blend import blend
+    from mocap_addon.core.contacts import find_contacts
+
+    bpy = clips
+    a_pose, b_pose = armature_pose(bpy.data.objects[A]), armature_pose(bpy.data.objects[B])
+    world = clip_to_world(bpy.data.objects[A])
+    feet = [[b.name for b in bpy.data.objects[A].pose.bones].index(n) for n in ("Foot_L", "Foot_R")]
+    contacts = find_contacts(a_pose)
+    slides = {}
+    for mode in ("PLANTED", "FREE"):
+        assert bpy.ops.mocap.blend(clip_a=A, clip_b=B, mix=0.5, align="DTW", feet=mode) == {"FINISHED"}
+        baked = heads(bpy, RESULT)
+        expected = world_positions(blend(a_pose, b_pose, 0.5, align="dtw", feet=mode.lower()))
+        assert np.abs(baked - (expected @ world[:3, :3].T + world[:3, 3])).max() <= tolerance(baked)
+        ankles = np.stack([expected[:, feet], expected[:, feet]], axis=2)  # ankle as the ball too
+        slides[mode] = contacts.slide(ankles)
+    assert slides["PLANTED"] < 0.5 * slides["FREE"]
 
 
 def test_envelope_curves_follow_the_bone_for_each_mix(clips):
@@ -245,8 +272,8 @@ def test_panel_draws_inputs_and_the_results_tools(clips):
         layout = Layout(bpy, drawn)
 
     VIEW3D_PT_mocap_blend.draw(Panel(), bpy.context)
-    assert drawn == ["clip_a", "clip_b", "mix", "offset", "align", "root", "mask", "mocap.blend"]
+    assert drawn == ["clip_a", "clip_b", "mix", "offset", "align", "root", "mask", "feet", "mocap.blend"]
     assert bpy.ops.mocap.blend(clip_a=A, clip_b=B) == {"FINISHED"}
     drawn.clear()
     VIEW3D_PT_mocap_blend.draw(Panel(), bpy.context)
-    assert drawn[8:] == ["mix", "mocap.blend_update", "bone", "count", "mocap.envelope", "target", "mocap.solve_mix"]
+    assert drawn[9:] == ["mix", "mocap.blend_update", "bone", "count", "mocap.envelope", "target", "mocap.solve_mix"]

@@ -103,3 +103,15 @@ def test_blend_at_mix_zero_is_the_first_clip(tmp_path):
     result = run("blend", str(SAMPLE), str(SAMPLES / "jog_wave.bvh"), str(target), "--mix", "0")
     assert result.returncode == 0, result.stderr
     np.testing.assert_allclose(world_positions(load(target)), world_positions(load(SAMPLE)), atol=1e-4)
+
+
+def test_blend_takes_the_feet_and_the_heading_root(tmp_path):
+    from mocap_addon.core.blend import blend
+
+    target = tmp_path / "mixed.bvh"
+    result = run("blend", str(SAMPLE), str(SAMPLES / "jog_wave.bvh"), str(target), "--mix", "0.5", "--feet", "free",
+                 "--root", "heading", "--precision", "8")
+    assert result.returncode == 0, result.stderr
+    expected = blend(load(SAMPLE), load(SAMPLES / "jog_wave.bvh"), 0.5, feet="free", root="heading")
+    np.testing.assert_allclose(world_positions(load(target)), world_positions(expected), atol=1e-5)
+    assert run("blend", str(SAMPLE), str(SAMPLE), str(target), "--feet", "stuck").returncode != 0

@@ -108,7 +108,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     mixing.add_argument("--align", choices=("none", "scale", "dtw"), default="none",
                         help="frame by frame (default), B stretched to A's length, or dynamic time warping")
     mixing.add_argument("--root", choices=("blend", "a", "b", "heading"), default="blend",
-                        help="root path blended (default), A's, B's, or B's turned to start where A's does")
+                        help="root blended like any joint (default), A's path, B's, or the two paths mixed in "
+                             "their own heading frames from A's start")
+    mixing.add_argument("--feet", choices=("planted", "free"), default="planted",
+                        help="planted: feet held where the clips' are planted, on A's floor (default); "
+                             "free: joints mixed alone")
     mixing.add_argument("--mask", help="only these joints take the mix: upper_body, lower_body, left_arm, "
                                        "right_arm or spine_head")
     mixing.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
@@ -142,10 +146,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .blend import blend
 
             result = blend(load(args.a), load(args.b), args.mix, offset=args.offset, align=args.align,
-                           root=args.root, mask=args.mask)
+                           root=args.root, mask=args.mask, feet=args.feet)
             save(result, args.output, precision=args.precision)
             print(f"{args.a} + {args.b} ({args.mix:g}) -> {args.output}: {result.skeleton.joint_count} joints, "
                   f"{result.frame_count} frames")
+            for warning in result.metadata.get("warnings", []):
+                print(f"warning: {warning}")
         else:
             clip = load(args.input)
             if args.unit:

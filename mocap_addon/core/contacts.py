@@ -151,7 +151,7 @@ def sole_points(clip: Clip | Pose, pose: World, feet: list[int]) -> FloatArray:
         if parent in below:
             below.add(joint)
     joints = sorted(below)
-    sites = [s for j, s in enumerate(end_site_positions(clip, pose)) if j in below]
+    sites = end_site_positions(clip, pose, joints)
     return np.concatenate([pose.positions[:, joints], *sites], axis=1)
 
 

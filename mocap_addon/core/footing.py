@@ -31,7 +31,7 @@ from .kinematics import World, forward_kinematics
 from .model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton
 from .pose import Pose
 from .rotations import FloatArray, matrix_to_quaternion, quaternion_continuity
-from .vectors import dot, unit
+from .vectors import dot, turned_about, unit
 
 EASE = 0.15  # seconds over which a hold fades in before its contact and out after it
 BENT_PLANE = (5.0, 15.0)  # degrees of knee bend over which its axis turns from the anatomical one to its plane's
@@ -81,7 +81,7 @@ def pinned_ankles(ankles: FloatArray, balls: FloatArray, touching: NDArray[np.bo
         before = np.maximum(first - 1, 0)
         after_ankle = (first > 0) & ankle_down[before]
         ball_start = np.where(after_ankle[:, None], ankle_held[before] + foot[before], flat_balls[first, leg])
-        ball_held = ball_start + guide_ball - guide_ball[first]
+        ball_held = ball_start + guide_ball - guide_ball[np.where(after_ankle, before, first)]
         wanted = np.where(ankle_down[:, None], ankle_held, ball_held - foot)
         down = ankle_down | ball_down
         offsets[:, leg] = np.where(down[:, None], wanted - flat_ankles[:, leg], 0.0)
@@ -89,8 +89,8 @@ def pinned_ankles(ankles: FloatArray, balls: FloatArray, touching: NDArray[np.bo
     # Between holds, the last one fades out and the next one fades in (weights summing to at most 1).
     last = np.maximum.accumulate(np.where(held, index, -1), axis=0)
     following = np.minimum.accumulate(np.where(held, index, frames)[::-1], axis=0)[::-1]
-    fade_out = np.where(last >= 0, _smooth_fall((index - last) * frame_time / max(ease, 1e-12)), 0.0)
-    fade_in = np.where(following < frames, _smooth_fall((following - index) * frame_time / max(ease, 1e-12)), 0.0)
+    fade_out = np.where(last >= 0, smooth_fall((index - last) * frame_time / max(ease, 1e-12)), 0.0)
+    fade_in = np.where(following < frames, smooth_fall((following - index) * frame_time / max(ease, 1e-12)), 0.0)
     total = np.maximum(fade_out + fade_in, 1.0)
     legs_index = np.arange(legs)[None, :]
     between = (fade_out / total)[..., None] * offsets[np.maximum(last, 0), legs_index] + (
@@ -100,6 +100,51 @@ def pinned_ankles(ankles: FloatArray, balls: FloatArray, touching: NDArray[np.bo
     return targets.reshape(ankles.shape), weight.reshape(ankles.shape[:-1])
 
 
+def mixed_holds(points: tuple[FloatArray, FloatArray], touching: tuple[NDArray[np.bool_], NDArray[np.bool_]],
+                turns: tuple[FloatArray, FloatArray], mixes: FloatArray,
+                up: FloatArray) -> tuple[NDArray[np.bool_], FloatArray, FloatArray]:
+    """Where the feet of a mix of two motions touch, and how their holds move: for :func:`pinned_ankles`.
+
+    ``points`` ``(F, 2, 2, 3)``: each motion's ankles and balls of the feet
+    (sides ``l, r``) in one world; ``touching`` ``(F, 2, 2)``: which of them touch
+    the floor; ``turns`` ``(..., F)``: the angle about ``up`` from each motion's
+    heading to the mix's; ``mixes`` ``(..., F, 2)``: each leg's mix (0 the first
+    motion, 1 the second).  A point of the mix touches where the mix of the
+    two's touching is at least one half: the first's contacts at mix 0, the
+    second's at 1, either's at 0.5.  Its guide moves, each frame, as the
+    motions' points that touch at both ends of the step move (turned into the
+    mix's heading), weighted by the mix (the first's alone at mix 0, the
+    second's at 1; both where neither touches), so a hold slides no more than
+    the one sliding more; a held ankle's height is the touching ankles' heights
+    mixed alike.  Returns touching ``(..., F, 2, 2)``, guides ``(..., F, 2, 2, 3)``
+    and ankle heights along ``up`` ``(..., F, 2)``.
+    """
+    first, second = (np.asarray(t, dtype=np.float64) for t in touching)
+    share = np.asarray(mixes, dtype=np.float64)[..., None]  # (..., F, 2, 1): a leg's mix for both its points
+    mixed = (1.0 - share) * first + share * second >= 0.5
+    moves = [turned_about(up, np.diff(p, axis=0), turn[..., :-1, None, None]) for p, turn in zip(points, turns)]
+    both = [t[1:] * t[:-1] for t in (first, second)]
+    weight_a, weight_b = _touching_weights(share[..., :-1, :, :], both[0], both[1])
+    step = weight_a[..., None] * moves[0] + weight_b[..., None] * moves[1]
+    guides = np.concatenate([np.zeros_like(step[..., :1, :, :, :]), np.cumsum(step, axis=-4)], axis=-4)
+    heights = [p[:, :, 0] @ up for p in points]
+    weight_a, weight_b = _touching_weights(share[..., 0], first[..., 0], second[..., 0])
+    levels = np.asarray(weight_a * heights[0] + weight_b * heights[1], dtype=np.float64)
+    return np.asarray(mixed), guides, levels
+
+
+def _touching_weights(share: FloatArray, first: FloatArray, second: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Weights (summing to 1) of two motions' points by the mix ``share`` among those touching (``first``,
+    ``second``: 1 touching, 0 not); by the mix alone where neither touches."""
+    one, other = (1.0 - share) * first, share * second
+    total = one + other
+    none = total <= 0.0
+    one = np.where(none, 1.0 - share, one)
+    other = np.where(none, share, other)
+    total = np.where(none, 1.0, total)
+    return one / total, other / total
+
+
 def _run_starts(flags: NDArray[np.bool_]) -> NDArray[np.int64]:
     """For each frame, the first frame of the run of ``True`` it belongs to (else of the last run before)."""
     frames = np.arange(len(flags))
@@ -107,7 +152,7 @@ def _run_starts(flags: NDArray[np.bool_]) -> NDArray[np.int64]:
     return np.maximum.accumulate(np.where(begins, frames, 0))
 
 
-def _smooth_fall(t: FloatArray) -> FloatArray:
+def smooth_fall(t: FloatArray) -> FloatArray:
     """1 at ``t = 0`` falling smoothly to 0 at ``t >= 1`` (smoothstep)."""
     t = np.clip(t, 0.0, 1.0)
     return np.asarray(1.0 - t * t * (3.0 - 2.0 * t))
@@ -302,27 +347,61 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     level = stand.floor + stand.ankle + scale * (contacts.points[..., 0, :] @ contacts.up - source_level)
     targets, weights = pinned_ankles(ankles + lifted, balls, contacts.touching, result.frame_time, guide[..., 0, :],
                                      guide[..., 1, :], (stand.up, level))
-    missed, worst = 0, 0.0
-    changed: dict[int, FloatArray] = {}
-    rotations, parents = world.rotations, skeleton.parents
-    for side_index, side in enumerate("lr"):
-        thigh, shin, foot = (index[f"{j}_{side}"] for j in ("upper_leg", "lower_leg", "foot"))
-        active = weights[:, side_index] > 0
-        if not active.any():
-            continue
-        axis = _knee_axis(world.positions[:, [thigh, shin, foot]], rotations[:, thigh] @ knee_axes[f"upper_leg_{side}"])
-        thigh_turn, shin_turn, miss = two_bone_ik(
-            world.positions[:, thigh] + lifted, world.positions[:, shin] + lifted, ankles[:, side_index] + lifted,
-            targets[:, side_index], axis, SOFTNESS)
-        missed += int(np.count_nonzero(miss[active] > MISSED * stand.leg))
-        worst = max(worst, float(miss[active].max()) / stand.leg)
+    sides = [s for s in range(2) if np.any(weights[:, s] > 0)]
+    legs = [Leg.of(index, "lr"[s], knee_axes[f"upper_leg_{'lr'[s]}"]) for s in sides]
+
+    def lifted_world(joint: int) -> tuple[FloatArray, FloatArray]:
+        return world.rotations[:, joint], world.positions[:, joint] + lifted
+
+    every = np.arange(result.frame_count)
+    changed, misses = solve_legs(lifted_world, skeleton.parents, legs, [targets[:, s] for s in sides],
+                                 [every] * len(sides))
+    held = [miss[weights[:, s] > 0] for s, miss in zip(sides, misses)]
+    missed = sum(int(np.count_nonzero(miss > MISSED * stand.leg)) for miss in held)
+    worst = max([float(miss.max()) / stand.leg for miss in held], default=0.0)
+    set_local_rotations(out, changed, fewer_channels)
+    return out, Planting(shift, (int(down[:, 0].sum()), int(down[:, 1].sum())), missed, worst)
+
+
+@dataclass
+class Leg:
+    """A leg's joints (at the hip, the knee and the ankle) and the knee's flexion axis in the thigh's own frame."""
+
+    thigh: int
+    shin: int
+    foot: int
+    knee_axis: FloatArray
+
+    @classmethod
+    def of(cls, index: Mapping[str, int], side: str, knee_axis: FloatArray) -> Leg:
+        """The leg on ``side`` (``"l"`` or ``"r"``) of a skeleton whose canonical joints are ``index``."""
+        return cls(index[f"upper_leg_{side}"], index[f"lower_leg_{side}"], index[f"foot_{side}"], knee_axis)
+
+
+def solve_legs(world: Callable[[int], tuple[FloatArray, FloatArray]], parents: list[int], legs: list[Leg],
+               targets: list[FloatArray], frames: list[NDArray[np.int64]]
+               ) -> tuple[dict[int, tuple[NDArray[np.int64], FloatArray]], list[FloatArray]]:
+    """New local rotations of each leg's thigh, shin and foot that bring its ankle to ``targets`` ``(F, 3)``
+    at ``frames`` (indices), by :func:`two_bone_ik` about the knee's own hinge; the foot keeps its world
+    rotation.  ``world(joint)``: the joint's world rotations ``(F, 3, 3)`` and positions ``(F, 3)``.
+
+    Returns joint -> (frames, local rotations ``(k, 3, 3)``, rest included) and each leg's miss ``(k,)``.
+    """
+    changed: dict[int, tuple[NDArray[np.int64], FloatArray]] = {}
+    misses = []
+    for leg, target, rows in zip(legs, targets, frames):
+        (thigh, hip), (shin, knee), (foot, ankle) = ((r[rows], p[rows]) for r, p in map(world, (leg.thigh, leg.shin,
+                                                                                                 leg.foot)))
+        axis = _knee_axis(np.stack([hip, knee, ankle], axis=1), thigh @ leg.knee_axis)
+        thigh_turn, shin_turn, miss = two_bone_ik(hip, knee, ankle, target[rows], axis, SOFTNESS)
         # Joints between the thigh and the shin turn with the thigh, those between the shin and the foot
         # with both; the foot keeps its world rotation.  Only three local rotations change.
-        changed[thigh] = _transposed(rotations[:, parents[thigh]]) @ thigh_turn @ rotations[:, thigh]
-        changed[shin] = _transposed(rotations[:, parents[shin]]) @ shin_turn @ rotations[:, shin]
-        changed[foot] = _transposed(thigh_turn @ shin_turn @ rotations[:, parents[foot]]) @ rotations[:, foot]
-    _set_local_rotations(out, changed, fewer_channels)
-    return out, Planting(shift, (int(down[:, 0].sum()), int(down[:, 1].sum())), missed, worst)
+        above = {j: world(parents[j])[0][rows] for j in (leg.thigh, leg.shin, leg.foot)}
+        changed[leg.thigh] = rows, _transposed(above[leg.thigh]) @ thigh_turn @ thigh
+        changed[leg.shin] = rows, _transposed(above[leg.shin]) @ shin_turn @ shin
+        changed[leg.foot] = rows, _transposed(thigh_turn @ shin_turn @ above[leg.foot]) @ foot
+        misses.append(miss)
+    return changed, misses
 
 
 def _knee_axis(leg: FloatArray, anatomical: FloatArray) -> FloatArray:
@@ -334,7 +413,7 @@ def _knee_axis(leg: FloatArray, anatomical: FloatArray) -> FloatArray:
     bend = np.degrees(np.arctan2(np.linalg.norm(plane, axis=-1), dot(thigh, shin)))
     plane *= np.where(dot(plane, anatomical) < 0, -1.0, 1.0)[:, None]
     low, high = BENT_PLANE
-    share = 1.0 - _smooth_fall((bend - low) / (high - low))
+    share = 1.0 - smooth_fall((bend - low) / (high - low))
     return unit(share[:, None] * unit(plane) + (1.0 - share)[:, None] * unit(anatomical))
 
 
@@ -356,16 +435,19 @@ def _raise(pose: Pose, hips: int, lift: FloatArray, world: World) -> None:
     pose.translations[:, carrier] += shift
 
 
-def _set_local_rotations(pose: Pose, locals_: dict[int, FloatArray],
-                         fewer_channels: Callable[[int, FloatArray], FloatArray]) -> None:
-    """Write joints' new local rotations ``(F, 3, 3)`` (rest included) into ``pose`` (in place), as
-    quaternions continuous in time; a joint of fewer than three rotation channels holds what they can."""
+def set_local_rotations(pose: Pose, changed: dict[int, tuple[NDArray[np.int64], FloatArray]],
+                        fewer_channels: Callable[[int, FloatArray], FloatArray] | None = None) -> None:
+    """Write joints' new local rotations ``(k, 3, 3)`` (rest included) at some frames (joint -> frames,
+    rotations) into ``pose`` (in place), keeping each joint's quaternions continuous in time; with
+    ``fewer_channels``, a joint of fewer than three rotation channels holds what they can."""
     skeleton = pose.skeleton
-    for joint, local in locals_.items():
+    for joint, (rows, local) in changed.items():
         count = sum(c in ROTATION_CHANNELS for c in skeleton.channels[joint])
         if count == 0:
             continue
-        if count < 3:
+        if count < 3 and fewer_channels is not None:
             rest = skeleton.rest_rotations[joint]
             local = rest @ fewer_channels(joint, rest.T @ local)
-        pose.rotations[:, joint] = quaternion_continuity(matrix_to_quaternion(local))
+        column = pose.rotations[:, joint].copy()
+        column[rows] = matrix_to_quaternion(local)
+        pose.rotations[:, joint] = quaternion_continuity(column)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -170,11 +171,14 @@ def world_positions(motion: Clip | Pose) -> FloatArray:
     return forward_kinematics(motion).positions
 
 
-def end_site_positions(motion: Clip | Pose, world: World | None = None) -> list[FloatArray]:
-    """World positions ``(F, k, 3)`` of each joint's end sites (``k`` may be 0)."""
+def end_site_positions(motion: Clip | Pose, world: World | None = None,
+                       joints: Sequence[int] | None = None) -> list[FloatArray]:
+    """World positions ``(F, k, 3)`` of each joint's end sites (``k`` may be 0); of ``joints`` only, in
+    that order, when given."""
     world = forward_kinematics(motion) if world is None else world
     out = []
-    for joint, sites in enumerate(motion.skeleton.end_sites):
+    for joint in range(motion.skeleton.joint_count) if joints is None else joints:
+        sites = motion.skeleton.end_sites[joint]
         if not len(sites):
             out.append(np.zeros((len(world.positions), 0, 3)))
             continue

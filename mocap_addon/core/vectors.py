@@ -24,3 +24,10 @@ def up_vector(up_axis: str) -> FloatArray:
     if len(axis) != 1 or axis not in AXES:
         raise ValueError(f"not an up axis: {up_axis!r}")
     return np.eye(3)[AXES.index(axis)] * (-1.0 if up_axis.startswith("-") else 1.0)
+
+
+def turned_about(axis: FloatArray, vectors: FloatArray, angles: FloatArray) -> FloatArray:
+    """``vectors`` ``(..., 3)`` turned by ``angles`` ``(...)`` about the unit ``axis`` (Rodrigues)."""
+    cosine, sine = np.cos(angles)[..., None], np.sin(angles)[..., None]
+    along = (vectors @ axis)[..., None] * axis
+    return vectors * cosine + np.cross(axis, vectors) * sine + along * (1.0 - cosine)

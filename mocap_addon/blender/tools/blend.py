@@ -21,7 +21,7 @@ import bpy
 import numpy as np
 from bpy.props import EnumProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
 
-from ...core.blend import ALIGN_MODES, ROOT_MODES
+from ...core.blend import ALIGN_MODES, FEET_MODES, ROOT_MODES
 from ..animation import curves_by_path, sample_fcurve
 from ..armature import armature_data, armature_named, pose_bones
 from ..choices import enum_items
@@ -42,7 +42,11 @@ ROOT_ITEMS = enum_items(ROOT_MODES, {
     "blend": ("Blend", "The root's path and turn are blended like any joint"),
     "a": ("From A", "A's path and heading, the root's tilt blended"),
     "b": ("From B", "B's path and heading, the root's tilt blended"),
-    "heading": ("Match Heading", "B's path turned and moved to start where A's starts, then blended")}, upper=True)
+    "heading": ("Match Heading", "Each path in its own moving heading frame: turning and speed mixed, from A's "
+                                 "start (for walks in different directions)")}, upper=True)
+FEET_ITEMS = enum_items(FEET_MODES, {
+    "planted": ("Planted", "Feet held on A's floor where the clips' feet are planted (their holds mixed), by leg IK"),
+    "free": ("Free", "Joints mixed alone: feet may slide and float")}, upper=True)
 _MASK_ITEMS: list[tuple[str, str, str]] = []  # Blender needs the item strings kept alive
 
 
@@ -74,9 +78,10 @@ class _BlendOptions:
     align: EnumProperty(name="Alignment", items=ALIGN_ITEMS, default="NONE")
     root: EnumProperty(name="Root", items=ROOT_ITEMS, default="BLEND")
     mask: EnumProperty(name="Mask", items=_mask_items, description="Joints that take the mix (the rest stay A's)")
+    feet: EnumProperty(name="Feet", items=FEET_ITEMS, default="PLANTED")
 
 
-OPTIONS = tuple(_BlendOptions.__annotations__)  # mix, offset, align, root, mask
+OPTIONS = tuple(_BlendOptions.__annotations__)  # mix, offset, align, root, mask, feet
 
 
 class MocapBlendSettings(_BlendOptions, bpy.types.PropertyGroup):
@@ -139,9 +144,9 @@ class _Prepared:
 
 
 def _prepare(clip_a: bpy.types.Object, clip_b: bpy.types.Object, settings: _BlendOptions) -> _Prepared:
-    """Read A and B as local poses (quaternion keys stay quaternions); B on another skeleton is
-    retargeted onto A's, and a mask preset goes onto A's joints, through the armatures' stored bone
-    mappings (hand edits included)."""
+    """Read A and B as local poses (quaternion keys stay quaternions); B on another body is retargeted
+    onto A's (feet as the blend's), and a mask preset and A's feet are found, through the armatures'
+    stored bone mappings (hand edits included)."""
     from ...core.blend import mask_presets, onto, preset_weights
     from ...core.pose import as_pose
     from ..bone_mapping import armature_mapping
@@ -149,13 +154,14 @@ def _prepare(clip_a: bpy.types.Object, clip_b: bpy.types.Object, settings: _Blen
 
     a = armature_pose(clip_a)
     mapping_a = armature_mapping(clip_a)
-    b = as_pose(onto(a, armature_pose(clip_b), mapping=armature_mapping(clip_b), target_mapping=mapping_a))
+    feet = settings.feet.lower()
+    b = as_pose(onto(a, armature_pose(clip_b), mapping=armature_mapping(clip_b), target_mapping=mapping_a, feet=feet))
     mask = None
     if settings.mask != "NONE":
         joints = mask_presets()[settings.mask.lower()]["joints"]
         mask = dict(zip(a.skeleton.names, preset_weights(a.skeleton, mapping_a, joints)))
     options = {"offset": settings.offset, "align": settings.align.lower(), "root": settings.root.lower(),
-               "mask": mask}
+               "mask": mask, "feet": feet, "mapping": mapping_a}
     return _Prepared(a, b, options)
 
 

@@ -1,0 +1,176 @@
+"""Measure blends of real walks as an animator would judge them: planted feet, floor, paths, time warps.
+
+Four pairs of walks from different captures and formats (two of them pairs
+whose lengths differ by about three), ``blend(a, b, mix, align="dtw")`` at
+mix 0.5 and 1 with ``feet="planted"`` and ``"free"``: the result's frame count,
+the height of its ankles over ``a``'s ankle contacts against ``a``'s own
+planted height, and the slide of its feet over ``a``'s contacts and over its
+own (leg lengths per contact frame) against the inputs' own, with the bar of
+issue 20 (1.25 x the more sliding input's + 0.0005).  Prints Markdown tables
+(the README's figures come from here).  With ``--plot FOLDER`` (matplotlib),
+per pair the feet's heights over time with their contacts shaded for ``a``,
+``b`` on ``a``'s body and the blend, and the hips' paths from above.  Not a test.
+
+    python scripts/blend_quality.py [--corpus ../shared/corpus] [--plot /tmp/blends]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from mocap_addon.core import Clip, load, world_positions
+from mocap_addon.core.blend import blend
+from mocap_addon.core.contacts import Contacts, find_contacts
+from mocap_addon.core.naming import map_skeleton
+
+# (a, b): a's timeline is kept.  A name with "@s" is the file's first s seconds.  The third pair: b is 2.8 x
+# a's length; the fourth: a is 3 x b's.
+PAIRS = [("bvh/ganim_Xia_normal.bvh", "asf_amc/vicon_male.walk-speed 4.AMC"),
+         ("asf_amc/vicon_male.walk-speed 4.AMC", "bvh/bandai_dataset-1_walk_normal_001.bvh"),
+         ("htr/gpr450_xbot_walk_m_mixamo.com.htr", "bvh/ganim_Xia_normal.bvh"),
+         ("bvh/bandai_dataset-1_walk_normal_001.bvh", "bvh/ganim_Xia_normal.bvh@2.2")]
+HEIGHT_BAR = 0.03  # leg lengths from a's planted height
+SLIDE_FACTOR, SLIDE_SLACK = 1.25, 0.0005  # times the more sliding input's, plus leg lengths per contact frame
+MODES = [("planted", "blend"), ("free", "blend"), ("planted", "heading"), ("free", "heading")]  # feet, root
+
+
+def walk(corpus: Path, name: str) -> Clip:
+    """A walk of the corpus (``"path@s"``: its first ``s`` seconds)."""
+    path, _, seconds = name.partition("@")
+    clip = load(corpus / path)
+    if seconds:
+        clip.motion = clip.motion[:round(float(seconds) / clip.frame_time)].copy()
+    return clip
+
+
+def label(name: str) -> str:
+    path, _, seconds = name.partition("@")
+    return Path(path).name + (f" (first {seconds} s)" if seconds else "")
+
+
+def feet(clip: Clip) -> np.ndarray:
+    """World positions ``(F, 2, 2, 3)`` of the ankles and balls of the feet."""
+    index = {c: clip.skeleton.index(n) for n, c in map_skeleton(clip.skeleton).items() if c is not None}
+    positions = world_positions(clip)
+    return positions[:, [[index[f"foot_{s}"], index.get(f"toes_{s}", index[f"foot_{s}"])] for s in "lr"]]
+
+
+@dataclass
+class Measure:
+    """What the check of issue 20 reads from one blend."""
+
+    frames_kept: bool
+    height: float  # median ankle height over a's ankle contacts, minus a's planted height (leg lengths)
+    slide_over_a: float  # over a's contacts
+    slide_own: float  # over the blend's own contacts
+    bar: float  # the slide it must stay under
+
+    @property
+    def passes(self) -> bool:
+        return self.frames_kept and abs(self.height) <= HEIGHT_BAR and self.slide_over_a <= self.bar
+
+
+def measure(a: Clip, b: Clip, result: Clip, own_a: Contacts | None = None) -> Measure:
+    """The check of issue 20 on ``result``, a blend of ``a`` and ``b``."""
+    own_a = find_contacts(a) if own_a is None else own_a
+    points = feet(result)
+    ankles = (points[..., 0, :] @ own_a.up - own_a.floor) / own_a.leg
+    height = float(np.median(ankles[own_a.touching[..., 0]])) - own_a.planted_height()
+    bar = SLIDE_FACTOR * max(own_a.slide(), find_contacts(b).slide()) + SLIDE_SLACK
+    return Measure(result.frame_count == a.frame_count, height, own_a.slide(points),
+                   find_contacts(result).slide(), bar)
+
+
+def table(corpus: Path, plots: Path | None) -> None:
+    print("| a | b | length b / a | mix | feet | root | CPU s | warp | height | slide over a's contacts | own contacts "
+          "| bar | passes |")
+    print("|---|---|---:|---:|---|---|---:|---|---:|---:|---:|---:|---|")
+    for a_name, b_name in PAIRS:
+        a, b = walk(corpus, a_name), walk(corpus, b_name)
+        own_a = find_contacts(a)
+        ratio = (b.frame_count * b.frame_time) / (a.frame_count * a.frame_time)
+        results = {}
+        for mix in (0.5, 1.0):
+            for mode, root in MODES:
+                started = time.process_time()
+                result = blend(a, b, mix, align="dtw", feet=mode, root=root)
+                seconds = time.process_time() - started
+                results[mix, mode, root] = result
+                found = measure(a, b, result, own_a)
+                warp = result.metadata["blend"]["time"]
+                what = warp["match"] + (f", {warp['loops']} loops" if warp["loops"] else "") + (
+                    ", held" if warp["held_from"] is not None else "")
+                print(f"| {label(a_name)} | {label(b_name)} | {ratio:.2f} | {mix:g} | {mode} | {root} | {seconds:.2f} "
+                      f"| {what} | {found.height:+.4f} | {found.slide_over_a:.4f} | {found.slide_own:.4f} "
+                      f"| {found.bar:.4f} | {'yes' if found.passes else 'no'} |", flush=True)
+        if plots is not None:
+            plot(plots / f"{Path(a_name.partition('@')[0]).stem}+{Path(b_name.partition('@')[0]).stem}.png", a, b,
+                 results)
+
+
+def plot(path: Path, a: Clip, b: Clip, results: dict[tuple[float, str, str], Clip]) -> None:
+    """Feet heights with contacts shaded (a, b on a's body and warped, the blends) and paths from above."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    own = find_contacts(a)
+    rows = [("a", a), ("mix 1 (b on a's body, warped)", results[1.0, "planted", "blend"]),
+            ("mix 0.5, planted", results[0.5, "planted", "blend"]), ("mix 0.5, free", results[0.5, "free", "blend"]),
+            ("mix 0.5, planted, root heading", results[0.5, "planted", "heading"])]
+    figure, axes = plt.subplots(len(rows) + 1, 1, figsize=(12, 2.2 * (len(rows) + 1)))
+    seconds = np.arange(a.frame_count) * a.frame_time
+    for axis, (title, clip) in zip(axes, rows):
+        contacts = find_contacts(clip)
+        heights = (feet(clip) @ own.up - own.floor) / own.leg
+        for side, colour in ((0, "tab:blue"), (1, "tab:red")):
+            axis.plot(seconds, heights[:, side, 0], colour, linewidth=1)
+            axis.plot(seconds, heights[:, side, 1], colour, linestyle=":", linewidth=1)
+            axis.fill_between(seconds, 0.0, 0.4, where=contacts.planted[:, side], color=colour, alpha=0.12,
+                              step="mid", linewidth=0)
+            axis.fill_between(seconds, -0.05 + 0.02 * side, -0.03 + 0.02 * side, where=contacts.planted[:, side],
+                              color=colour, step="mid", linewidth=0)
+        axis.axhline(own.planted_height(), color="k", linewidth=0.5)
+        axis.set_ylim(-0.05, 0.4)
+        axis.set_xlim(seconds[0], seconds[-1])
+        axis.set_title(f"{title}: ankle (solid) and ball (dotted) heights, leg lengths; contacts shaded", fontsize=8)
+    paths = axes[-1]
+    across = [i for i in range(3) if abs(own.up[i]) < 0.5]
+    for title, clip in rows:
+        index = {c: clip.skeleton.index(n) for n, c in map_skeleton(clip.skeleton).items() if c is not None}
+        hips = world_positions(clip)[:, index["hips"]][:, across] / own.leg
+        if title == "a":  # a's travel runs left to right
+            travel = hips[-1] - hips[0]
+            angle = -np.arctan2(travel[1], travel[0])
+            turn = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+        hips = hips @ turn.T
+        paths.plot(hips[:, 0], hips[:, 1], linewidth=1, label=title)
+    paths.set_aspect("equal")
+    paths.legend(fontsize=6)
+    paths.set_title("hips from above (leg lengths)", fontsize=8)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=70)
+    plt.close(figure)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
+    parser.add_argument("--plot", type=Path, help="folder for the pictures (needs matplotlib)")
+    options = parser.parse_args()
+    table(options.corpus, options.plot)
+
+
+if __name__ == "__main__":
+    main()
