@@ -285,3 +285,145 @@ def test_import_into_a_linked_collection_is_refused_by_poll(addon, tmp_path):
         bpy.ops.import_anim.mocap_bvh(filepath=str(SAMPLE))
     view_layer.active_layer_collection = view_layer.layer_collection
     assert bpy.ops.import_anim.mocap_bvh(filepath=str(SAMPLE)) == {"FINISHED"}
+
+
+# Issue 21, item 1: bones Blender 4.2 and 4.5 would drop (shorter than 1e-6) get a minimum length;
+# the import record keeps the file's own values, so export writes them back.
+
+TINY_BONE_ASF = """:version 1.10
+:name tiny
+:units
+  mass 1.0
+  length 1.0
+  angle deg
+:root
+   order TX TY TZ RX RY RZ
+   axis XYZ
+   position 0 0 0
+   orientation 0 0 0
+:bonedata
+  begin
+     id 1
+     name upper
+     direction 0 1 0
+     length 20
+     axis 0 0 0 XYZ
+    dof rx ry rz
+  end
+  begin
+     id 2
+     name tiny
+     direction 0 1 0
+     length 1e-07
+     axis 0 0 0 XYZ
+  end
+  begin
+     id 3
+     name lower
+     direction 1 0 0
+     length 20
+     axis 0 0 0 XYZ
+    dof rx ry rz
+  end
+:hierarchy
+  begin
+    root upper
+    upper tiny
+    tiny lower
+  end
+"""
+TINY_BONE_AMC = ":FULLY-SPECIFIED\n:DEGREES\n" + "".join(
+    f"{frame}\nroot 0 0 0 0 0 0\nupper {3 * frame} 0 0\nlower 0 0 {5 * frame}\n" for frame in range(1, 6))
+
+
+def zero_offset_bvh(offset: str) -> str:
+    """Three joints and an End Site, every OFFSET zero but the Spine's (``offset``)."""
+    return f"""HIERARCHY
+ROOT Hips
+{{
+  OFFSET 0 0 0
+  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+  JOINT Spine
+  {{
+    OFFSET {offset}
+    CHANNELS 3 Zrotation Xrotation Yrotation
+    JOINT Head
+    {{
+      OFFSET 0 0 0
+      CHANNELS 3 Zrotation Xrotation Yrotation
+      End Site
+      {{
+        OFFSET 0 0 0
+      }}
+    }}
+  }}
+}}
+MOTION
+Frames: 2
+Frame Time: 0.0333333
+0 0 0 0 0 0 0 0 0 0 0 0
+1 2 3 10 0 0 20 0 0 0 30 0
+"""
+
+
+def asf_bone_lengths(path) -> dict[str, float]:
+    """Each bone's ``length`` as written in an ASF's ``:bonedata``."""
+    blocks = path.read_text().split(":bonedata")[1].split(":hierarchy")[0].split("begin")[1:]
+    fields = [dict(line.split(None, 1) for line in block.splitlines() if len(line.split()) > 1) for block in blocks]
+    return {f["name"]: float(f["length"]) for f in fields}
+
+
+def bones_at_least(obj, minimum: float) -> None:
+    lengths = {bone.name: bone.length for bone in obj.data.bones}
+    assert min(lengths.values()) >= minimum * (1 - 1e-5), lengths
+
+
+def test_a_1e7_bone_imports_with_a_minimum_length_and_exports_its_own(addon, tmp_path):
+    bpy = addon
+    (tmp_path / "tiny.asf").write_text(TINY_BONE_ASF)
+    (tmp_path / "tiny.amc").write_text(TINY_BONE_AMC)
+    from tests.blender_helpers import check_import_and_round_trip
+
+    check_import_and_round_trip(bpy, tmp_path / "tiny.amc", "amc", tmp_path)  # poses equal the file's
+    obj = bpy.data.objects["tiny"]
+    assert [bone.name for bone in obj.data.bones] == ["root", "upper", "tiny", "lower"]
+    bones_at_least(obj, 1e-4)
+    # The file's own value (to the writer's precision, as a core round trip), not the rig's 1e-4 m.
+    assert asf_bone_lengths(tmp_path / "out.asf")["tiny"] == pytest.approx(1e-7, rel=1e-6)
+
+
+@pytest.mark.parametrize("offset", ["0 0 0", "0 1e-8 0"])
+def test_a_bvh_of_zero_offsets_imports(addon, tmp_path, offset):
+    bpy = addon
+    path = tmp_path / "zero.bvh"
+    path.write_text(zero_offset_bvh(offset))
+    from tests.blender_helpers import check_import_and_round_trip
+
+    clip, exported = check_import_and_round_trip(bpy, path, "bvh", tmp_path)
+    assert [bone.name for bone in bpy.context.object.data.bones] == ["Hips", "Spine", "Head"]
+    bones_at_least(bpy.context.object, 1e-4)
+    np.testing.assert_array_equal(exported.skeleton.offsets, clip.skeleton.offsets)
+    np.testing.assert_array_equal(exported.skeleton.end_sites[2], clip.skeleton.end_sites[2])
+
+
+@pytest.mark.skipif(not (CORPUS / "htr").is_dir(), reason="../shared/corpus is absent")
+@pytest.mark.parametrize("name", ["gpr450_xbot_anim1.HTR", "gpr450_xbot_base.HTR"])
+def test_our_asf_export_of_the_xbot_imports_again(addon, tmp_path, name):
+    bpy = addon
+    assert bpy.ops.import_anim.mocap_htr(filepath=str(CORPUS / "htr" / name)) == {"FINISHED"}
+    assert bpy.ops.export_anim.mocap_amc(filepath=str(tmp_path / "xbot.amc")) == {"FINISHED"}
+    lengths = asf_bone_lengths(tmp_path / "xbot.asf")
+    assert min(lengths.values()) < 1e-2  # dofless bones of about 1e-6 m (9e-6 of the file's unit)
+    assert bpy.ops.import_anim.mocap_amc(filepath=str(tmp_path / "xbot.amc")) == {"FINISHED"}
+    obj = bpy.context.object
+    clip = load(tmp_path / "xbot.amc")
+    assert [bone.name for bone in obj.data.bones] == clip.skeleton.names
+    bones_at_least(obj, 1e-4)
+    from tests.blender_helpers import blender_axes, pose_heads
+
+    frames = range(1, clip.frame_count + 1, max(clip.frame_count // 20, 1))
+    heads, _ = pose_heads(bpy, obj, frames)
+    truth = blender_axes(world_positions(clip)[np.array(frames) - 1]) * clip.unit_in_metres
+    assert np.abs(heads - truth).max() <= 1e-5 * extent(truth)
+    assert bpy.ops.export_anim.mocap_amc(filepath=str(tmp_path / "again.amc")) == {"FINISHED"}
+    assert asf_bone_lengths(tmp_path / "again.asf") == pytest.approx(lengths, rel=1e-6, abs=1e-9)

@@ -41,6 +41,9 @@ def build_armature(name: str, skeleton: Skeleton, rig: RestRig,
         bpy.ops.object.mode_set(mode="OBJECT")
         if previous is not None and previous.name in view_layer.objects:
             view_layer.objects.active = previous
+    dropped = [joint_name for joint_name in skeleton.names if joint_name not in data.bones]
+    if dropped:  # build_rest_rig gives every bone a length Blender keeps: this would be a new Blender rule
+        raise ValueError(f"Blender dropped {len(dropped)} bone(s) on leaving edit mode: {', '.join(dropped[:5])}")
     return obj
 
 
