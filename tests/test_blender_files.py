@@ -88,15 +88,44 @@ def test_each_format_is_read_by_its_own_reader_with_its_options(addon, tmp_path)
     assert armatures(bpy) == {"short": 100}
 
 
-def test_a_file_of_no_known_format_is_refused_in_one_line_and_the_rest_import(addon, tmp_path):
+def test_a_file_of_no_known_format_is_refused_in_one_line_and_the_rest_import(addon, tmp_path, capfd):
     bpy = addon
     shutil.copy(SAMPLE, tmp_path / "walk.bvh")
     (tmp_path / "notes.txt").write_text("not motion\n")
-    with pytest.raises(RuntimeError) as caught:
-        bpy.ops.import_anim.mocap_bvh(directory=str(tmp_path), files=[{"name": "notes.txt"}, {"name": "walk.bvh"}])
-    errors = [line for line in str(caught.value).splitlines() if line.startswith("Error")]
-    assert errors == ["Error: BVH import failed: notes.txt: unknown motion capture format '.txt'"]
+    capfd.readouterr()
+    assert bpy.ops.import_anim.mocap_bvh(directory=str(tmp_path), files=[{"name": "notes.txt"},
+                                                                          {"name": "walk.bvh"}]) == {"FINISHED"}
+    warnings = [line for line in capfd.readouterr().out.splitlines() if line.startswith("Warning")]
+    assert warnings == ["Warning: BVH import failed: notes.txt: unknown motion capture format '.txt'",
+                        "Warning: BVH import: 1 of 2 files imported; refused: notes.txt"]
     assert armatures(bpy) == {"walk": 120}
+
+
+def test_partial_success_finishes_with_warnings_and_total_failure_is_an_error(addon, tmp_path, capfd):
+    """Issue 21, item 5: one bad file among several is a warning naming it; only nothing imported is an error."""
+    bpy = addon
+    for name in ("a.bvh", "b.bvh"):
+        shutil.copy(SAMPLE, tmp_path / name)
+    text = SAMPLE.read_text().replace("OFFSET", "OFFSET x", 1)
+    (tmp_path / "broken.bvh").write_text(text)
+    (tmp_path / "broken_too.htr").write_text("not an htr file\n")
+    names = ["a.bvh", "broken.bvh", "b.bvh", "broken_too.htr"]
+    capfd.readouterr()
+    assert bpy.ops.import_anim.mocap_bvh(directory=str(tmp_path), files=[{"name": n} for n in names]) == {"FINISHED"}
+    out = capfd.readouterr().out
+    assert "Error" not in out
+    warnings = [line for line in out.splitlines() if line.startswith("Warning")]
+    assert len(warnings) == 3 and warnings[0].startswith("Warning: BVH import failed: broken.bvh:4: ")
+    assert warnings[-1] == "Warning: BVH import: 2 of 4 files imported; refused: broken.bvh, broken_too.htr"
+    assert armatures(bpy) == {"a": 120, "b": 120}
+    assert {o.name for o in bpy.context.selected_objects} == {"a", "b"} and bpy.context.object.name == "b"
+    before = ids(bpy)
+    with pytest.raises(RuntimeError) as caught:
+        bpy.ops.import_anim.mocap_bvh(directory=str(tmp_path), files=[{"name": "broken.bvh"},
+                                                                       {"name": "broken_too.htr"}])
+    errors = [line for line in str(caught.value).splitlines() if line.startswith("Error")]
+    assert len(errors) == 2 and "broken.bvh:4" in errors[0] and "broken_too.htr" in errors[1]
+    assert ids(bpy) == before
 
 
 # Item 9: incomplete BVH.

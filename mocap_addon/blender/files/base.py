@@ -165,7 +165,8 @@ class MocapImportBase(bpy.types.Operator, ImportHelper):
         window_manager, view_layer = context.window_manager, context.view_layer
         assert window_manager is not None and view_layer is not None, "run in a window with a scene"
         window_manager.progress_begin(0, len(jobs))
-        imported, failed = [], 0
+        imported: list[bpy.types.Object] = []
+        refused: list[tuple[str, str]] = []  # file name, why
         try:
             for number, (path, skeleton) in enumerate(jobs):
                 reader: type[MocapImportBase] = type(self)
@@ -187,8 +188,7 @@ class MocapImportBase(bpy.types.Operator, ImportHelper):
                     name = os.path.splitext(os.path.basename(path))[0]
                     result = import_clip(context, clip, name, settings, partial(_progress, window_manager, number))
                 except (MocapFormatError, OSError, ValueError) as error:
-                    failed += 1
-                    self.report({"ERROR"}, f"{reader.format_label} import failed: {reason(error)}")
+                    refused.append((os.path.basename(path), f"{reader.format_label} import failed: {reason(error)}"))
                     continue
                 imported.append(result.obj)
                 for warning in reader.after_import(values, clip, result) + clip.metadata.get("warnings", []):
@@ -196,13 +196,21 @@ class MocapImportBase(bpy.types.Operator, ImportHelper):
                 self.report({"INFO"}, f"Imported {result.summary()}")
         finally:
             window_manager.progress_end()
-        if imported:
-            for obj in view_layer.objects.selected:
-                obj.select_set(False)
-            for obj in imported:
-                obj.select_set(True)
-            view_layer.objects.active = imported[-1]
-        return {"FINISHED"} if imported or not failed else {"CANCELLED"}
+        if not imported:  # an ERROR report: the caller sees the failure (bpy.ops raises RuntimeError)
+            for _, why in refused:
+                self.report({"ERROR"}, why)
+            return {"CANCELLED"}
+        for obj in view_layer.objects.selected:
+            obj.select_set(False)
+        for obj in imported:
+            obj.select_set(True)
+        view_layer.objects.active = imported[-1]
+        if refused:  # partial success is a success: the reasons, then which files are missing, as warnings
+            for _, why in refused:
+                self.report({"WARNING"}, why)
+            self.report({"WARNING"}, f"{self.format_label} import: {len(imported)} of {len(jobs)} files imported; "
+                                     f"refused: {', '.join(name for name, _ in refused)}")
+        return {"FINISHED"}
 
 
 class MocapExportBase(bpy.types.Operator, ExportHelper):
