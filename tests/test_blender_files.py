@@ -147,6 +147,28 @@ def test_incomplete_bvh_loads_what_is_there_with_a_warning(addon, tmp_path, capf
     assert ids(bpy) == before
 
 
+def test_a_bvh_cut_in_the_middle_of_a_row_loads_its_whole_rows(addon, tmp_path, capfd):
+    """Issue 21, item 6: Load Incomplete Files drops a last row cut short, and says so."""
+    bpy = addon
+    path = short_bvh(tmp_path, 101)
+    text = path.read_text().rstrip("\n")
+    path.write_text(text[:text.rindex("\n") + 20])  # row 101 cut after 20 characters
+    values = len(path.read_text().splitlines()[-1].split())
+    clip = load(SAMPLE)
+    channels = int(clip.skeleton.channel_starts()[-1])
+    row_line = len(text.splitlines())
+    with pytest.raises(RuntimeError, match=f"short.bvh:{row_line}: expected {channels} values in frame 101, "
+                                           f"found {values}"):
+        bpy.ops.import_anim.mocap_bvh(filepath=str(path), lenient=False)
+    capfd.readouterr()
+    assert bpy.ops.import_anim.mocap_bvh(filepath=str(path)) == {"FINISHED"}
+    out = capfd.readouterr().out
+    assert (f"Warning: short.bvh: line {row_line}: frame 101 is cut short ({values} of {channels} values): "
+            "dropped") in out
+    assert "Warning: short.bvh: Frames: says 120 but 100 rows follow" in out
+    assert armatures(bpy) == {"short": 100}
+
+
 # Item 10: messages.
 
 def test_import_messages_give_the_reason(addon, tmp_path):
