@@ -35,9 +35,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 # Operator properties offered on the command line (the rest are format-specific or UI-only).
-IMPORT_OPTIONS = ("unit", "scale", "axis_forward", "axis_up", "use_file_up_axis", "frame_start", "fps_mode",
+IMPORT_OPTIONS = ("unit", "custom_unit", "scale", "axis_forward", "axis_up", "use_file_up_axis", "frame_start", "fps_mode",
                   "update_scene_range", "rotation_mode", "reduce_keys", "reduce_tolerance", "lenient")
-EXPORT_OPTIONS = ("unit", "scale", "axis_forward", "axis_up", "use_action_range", "precision", "rotation_order",
+EXPORT_OPTIONS = ("unit", "custom_unit", "scale", "axis_forward", "axis_up", "use_action_range", "precision", "rotation_order",
                   "use_import_layout")
 
 

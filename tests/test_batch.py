@@ -120,7 +120,7 @@ def test_import_options_match_the_operators(blender, tmp_path):
 
 @pytest.mark.parametrize("arguments, message", [
     (["--format", "fbx"], "argument --format: 'fbx' is not one of bvh, htr, amc"),
-    (["--unit", "furlong"], "argument --unit: 'furlong' is not one of AUTO, M, CM, MM, IN, FT"),
+    (["--unit", "furlong"], "argument --unit: 'furlong' is not one of AUTO, M, CM, MM, IN, FT, CUSTOM"),
     (["--frame-start", "ten"], "argument --frame-start: invalid int value: 'ten'"),
 ])
 def test_bad_arguments_are_one_line_and_exit_code_2(tmp_path, arguments, message):

@@ -478,3 +478,73 @@ def test_our_asf_export_of_the_xbot_imports_again(addon, tmp_path, name):
     assert np.abs(heads - truth).max() <= 1e-5 * extent(truth)
     assert bpy.ops.export_anim.mocap_amc(filepath=str(tmp_path / "again.amc")) == {"FINISHED"}
     assert asf_bone_lengths(tmp_path / "again.asf") == pytest.approx(lengths, rel=1e-6, abs=1e-9)
+
+
+# Issue 21, item 3: BVH, which cannot state a unit, is written in centimetres for motion from files
+# that stated theirs; any unit the exporter writes can be read back.
+
+def heads_in_metres(bpy, obj, frames) -> np.ndarray:
+    from tests.blender_helpers import pose_heads
+
+    return pose_heads(bpy, obj, frames)[0]
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is absent")
+@pytest.mark.parametrize("path, importer", [(CORPUS / "htr" / "gpr450_xbot_walk_m_mixamo.com.htr", "mocap_htr"),
+                                            (CORPUS / "asf_amc" / "fm_11_01.amc", "mocap_amc")])
+def test_bvh_export_of_an_htr_or_asf_import_is_in_centimetres(addon, tmp_path, capfd, path, importer):
+    bpy = addon
+    assert getattr(bpy.ops.import_anim, importer)(filepath=str(path)) == {"FINISHED"}
+    source = bpy.context.object
+    frames = [1, 10, 20]
+    truth = heads_in_metres(bpy, source, frames)
+    capfd.readouterr()
+    assert bpy.ops.export_anim.mocap_bvh(filepath=str(tmp_path / "out.bvh")) == {"FINISHED"}
+    assert "lengths written in the clip's unit, cm" in capfd.readouterr().out
+    clip, written = load(path), load(tmp_path / "out.bvh")
+    ratio = extent(world_positions(written)) / extent(world_positions(clip))
+    assert ratio == pytest.approx(clip.unit_in_metres / 0.01, rel=1e-6)  # mm: 0.1, CMU's 1/0.45 inch: 5.64
+    # Read back as centimetres, by ours and by Blender's own importer, the figure is where it was.
+    assert bpy.ops.import_anim.mocap_bvh(filepath=str(tmp_path / "out.bvh"), unit="CM") == {"FINISHED"}
+    assert np.abs(heads_in_metres(bpy, bpy.context.object, frames) - truth).max() < 1e-5 * extent(truth)
+    assert bpy.ops.import_anim.bvh(filepath=str(tmp_path / "out.bvh"), global_scale=0.01) == {"FINISHED"}
+    theirs = bpy.context.object
+    assert extent(heads_in_metres(bpy, theirs, frames)) == pytest.approx(extent(truth), rel=1e-4)
+    # The option stays: From File's old reading (the source's unit) is one choice away.
+    assert bpy.ops.export_anim.mocap_bvh(filepath=str(tmp_path / "own.bvh"), unit="CUSTOM",
+                                         custom_unit=clip.unit_in_metres) == {"FINISHED"}
+    own = load(tmp_path / "own.bvh")
+    assert extent(world_positions(own)) == pytest.approx(extent(world_positions(clip)), rel=1e-6)
+
+
+def test_bvh_export_of_a_bvh_import_keeps_the_files_unit(addon, tmp_path):
+    bpy = addon
+    clip = load(SAMPLE)
+    for unit in ("AUTO", "MM"):
+        assert bpy.ops.import_anim.mocap_bvh(filepath=str(SAMPLE), unit=unit) == {"FINISHED"}
+        assert bpy.ops.export_anim.mocap_bvh(filepath=str(tmp_path / f"{unit}.bvh")) == {"FINISHED"}
+        np.testing.assert_allclose(load(tmp_path / f"{unit}.bvh").skeleton.offsets, clip.skeleton.offsets,
+                                   atol=1e-6)
+
+
+def test_every_unit_the_exporter_writes_reads_back(addon, tmp_path):
+    """A Unit choice for each of the core's units and a free Metres per Unit (CMU's 1/0.45 inch)."""
+    from mocap_addon.blender.conversion import UNIT_ITEMS
+    from mocap_addon.core.units import UNIT_CHOICES
+
+    bpy = addon
+    assert [item[0] for item in UNIT_ITEMS] == ["AUTO", *(u.upper() for u in UNIT_CHOICES), "CUSTOM"]
+    for operator in (bpy.ops.import_anim.mocap_bvh, bpy.ops.export_anim.mocap_bvh):
+        assert [item.identifier for item in operator.get_rna_type().properties["unit"].enum_items] == \
+            [item[0] for item in UNIT_ITEMS]
+    assert bpy.ops.import_anim.mocap_bvh(filepath=str(SAMPLE), unit="CM") == {"FINISHED"}
+    frames = [1, 60]
+    truth = heads_in_metres(bpy, bpy.context.object, frames)
+    cmu = 0.0254 / 0.45
+    for unit, custom in [(u.upper(), 1.0) for u in UNIT_CHOICES] + [("CUSTOM", cmu)]:
+        bpy.context.view_layer.objects.active = bpy.data.objects["walk_turn"]
+        target = tmp_path / f"{unit}.bvh"
+        assert bpy.ops.export_anim.mocap_bvh(filepath=str(target), unit=unit, custom_unit=custom) == {"FINISHED"}
+        assert bpy.ops.import_anim.mocap_bvh(filepath=str(target), unit=unit, custom_unit=custom) == {"FINISHED"}
+        again = heads_in_metres(bpy, bpy.context.object, frames)
+        assert np.abs(again - truth).max() < 1e-5 * extent(truth), unit

@@ -38,10 +38,11 @@ class ImportSettings:
     rotation_mode: str = "QUATERNION"
     split_takes: bool = False  # one action per take (HTR block sets), else one action with timeline markers
     reduce_tolerance: float | None = None  # key reduction's bound (a fraction of the figure's height); None: off
+    custom_unit: float = 1.0  # metres per file unit when ``unit`` is CUSTOM
 
     def file_unit(self, clip: Clip) -> float | None:
         """One file unit in metres as this import reads it: the preset, else the file's own (or none)."""
-        return clip.unit_in_metres if self.unit == "AUTO" else unit_in_metres(self.unit)
+        return clip.unit_in_metres if self.unit == "AUTO" else unit_in_metres(self.unit, self.custom_unit)
 
     def metres_per_unit(self, clip: Clip) -> float:
         """Blender units per file unit: the preset, or the file's own unit (else 1), times the scale."""

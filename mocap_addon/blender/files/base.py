@@ -76,6 +76,9 @@ class MocapImportBase(bpy.types.Operator, ImportHelper):
     scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0,
                          description="Multiply every length by this, after the unit")
     unit: EnumProperty(name="Unit", items=UNIT_ITEMS, default="AUTO", description="Length of one file unit")
+    custom_unit: FloatProperty(name="Metres per Unit", default=1.0, min=1e-9, max=1e9, precision=6,
+                               description="Length of one file unit in metres, with the Unit 'Metres per Unit' "
+                                           "(0.0254 / 0.45 = 0.056444 for CMU's lengths)")
     axis_forward: EnumProperty(name="Forward", items=AXES, default=FORWARD)
     axis_up: EnumProperty(name="Up", items=AXES, default=UP)
     frame_start: IntProperty(name="Start Frame", default=1, description="Frame of the clip's first sample")
@@ -140,8 +143,11 @@ class MocapImportBase(bpy.types.Operator, ImportHelper):
         layout = self.layout
         assert layout is not None, "drawn in a layout"
         layout.use_property_split = True
-        for name in ("unit", "scale", "axis_forward", "axis_up", "use_file_up_axis", "frame_start", "fps_mode",
-                     "update_scene_range", "rotation_mode", "reduce_keys", "reduce_tolerance", *self.format_options):
+        for name in ("unit", "custom_unit", "scale", "axis_forward", "axis_up", "use_file_up_axis", "frame_start",
+                     "fps_mode", "update_scene_range", "rotation_mode", "reduce_keys", "reduce_tolerance",
+                     *self.format_options):
+            if name == "custom_unit" and self.unit != "CUSTOM":
+                continue
             row = layout.row()
             row.active = name != "reduce_tolerance" or self.reduce_keys
             row.prop(self, name)
@@ -184,7 +190,8 @@ class MocapImportBase(bpy.types.Operator, ImportHelper):
                     settings = ImportSettings(conversion_matrix(forward, up), self.scale, self.unit,
                                               self.frame_start, self.fps_mode, self.update_scene_range,
                                               self.rotation_mode, bool(values.get("split_takes", False)),
-                                              reduce_tolerance=self.reduce_tolerance if self.reduce_keys else None)
+                                              reduce_tolerance=self.reduce_tolerance if self.reduce_keys else None,
+                                              custom_unit=self.custom_unit)
                     name = os.path.splitext(os.path.basename(path))[0]
                     result = import_clip(context, clip, name, settings, partial(_progress, window_manager, number))
                 except (MocapFormatError, OSError, ValueError) as error:
@@ -222,7 +229,11 @@ class MocapExportBase(bpy.types.Operator, ExportHelper):
                          description="Divide every length by this, then by the unit "
                                      "(From File already undoes the import's Scale)")
     unit: EnumProperty(name="Unit", items=UNIT_ITEMS, default="AUTO",
-                       description="Length of one file unit (From File: undo the import's scale)")
+                       description="Length of one file unit (From File: the unit the import read, undoing its "
+                                   "scale; a format that states no unit, as BVH, gets the unit its readers expect "
+                                   "for motion from another format: centimetres)")
+    custom_unit: FloatProperty(name="Metres per Unit", default=1.0, min=1e-9, max=1e9, precision=6,
+                               description="Length of one file unit in metres, with the Unit 'Metres per Unit'")
     axis_forward: EnumProperty(name="Forward", items=AXES, default=FORWARD)
     axis_up: EnumProperty(name="Up", items=AXES, default=UP)
     use_action_range: BoolProperty(name="Action's Frame Range", default=True,
@@ -292,7 +303,7 @@ class MocapExportBase(bpy.types.Operator, ExportHelper):
         settings = ExportSettings(conversion_matrix(self.axis_forward, self.axis_up), self.scale, self.unit,
                                   None if self.use_action_range else scene.frame_start,
                                   None if self.use_action_range else scene.frame_end, self.rotation_order,
-                                  self.use_import_layout)
+                                  self.use_import_layout, self.filename_ext, self.custom_unit)
         try:
             targets = self.targets(context, self.target_path())
         except ValueError as error:

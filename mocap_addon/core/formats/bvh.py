@@ -445,4 +445,5 @@ def unit_note(clip: Clip) -> str:
 
 
 FORMAT = FileFormat("bvh", "BVH", __name__, readers={".bvh": "read_bvh"}, writer="write_bvh",
-                    signatures={".bvh": ("HIERARCHY",)}, unit_note="unit_note", up_axis_known=False)
+                    signatures={".bvh": ("HIERARCHY",)}, unit_note="unit_note", up_axis_known=False,
+                    expected_unit="cm")
