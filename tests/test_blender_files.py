@@ -256,7 +256,7 @@ def test_panel_shows_no_frame_rate_for_a_skeleton_only_asf(addon, tmp_path, capf
     asf, _ = cmu_style_take(tmp_path)
     assert bpy.ops.import_anim.mocap_amc(filepath=str(tmp_path / asf)) == {"FINISHED"}
     assert "Info: Imported 01: 29 joints, skeleton only in" in capfd.readouterr().out
-    assert source_summary(bpy.context.object) == ["AMC: 01.asf", "29 joints, skeleton only"]
+    assert source_summary(bpy.context.object) == ["ASF/AMC: 01.asf", "29 joints, skeleton only"]
 
 
 def renamed_export(bpy, tmp_path, path, extension: str, renames: dict[str, str]):

@@ -307,3 +307,14 @@ def test_hand_edits_survive_added_and_renamed_bones(addon):
     obj.data.edit_bones.remove(obj.data.edit_bones["LeftHandIndex1"])
     bpy.ops.object.mode_set(mode="OBJECT")
     assert armature_mapping(obj) == {name: joint for name, joint in mapping.items() if name != "LeftHandIndex1"}
+
+
+def test_load_mapping_preset_without_a_preset_refuses(addon):
+    """Issue 21, item 7: no preset chosen is not the first built-in one."""
+    bpy = addon
+    obj = imported(bpy, SAMPLE)
+    before = stored(obj)
+    with pytest.raises(RuntimeError, match="choose a preset"):
+        bpy.ops.mocap.load_mapping_preset()
+    assert stored(obj) == before and obj.data.mocap_mapping["Hips"].rule != "preset 3ds Max Biped"
+    assert bpy.ops.mocap.load_mapping_preset(preset="BUILTIN:biped") == {"FINISHED"}

@@ -23,7 +23,8 @@ from bpy.props import EnumProperty, FloatProperty, IntProperty, PointerProperty,
 
 from ...core.blend import ALIGN_MODES, ROOT_MODES
 from ..animation import curves_by_path, sample_fcurve
-from ..armature import armature_data, armature_named, pose_bones
+from ..armature import armature_data, armature_named, named_or_selected, pose_bones
+from ..armature_to_clip import armature_action
 from ..choices import enum_items
 from ..compat import add_properties, assign_action, remove_properties, run_time_property
 from ..rollback import nothing_left_behind
@@ -147,6 +148,9 @@ def _prepare(clip_a: bpy.types.Object, clip_b: bpy.types.Object, settings: _Blen
     from ..bone_mapping import armature_mapping
     from ..motion import armature_pose
 
+    for clip in (clip_a, clip_b):
+        if armature_action(clip) is None:
+            raise ValueError(f"{clip.name} has no action to blend")
     a = armature_pose(clip_a)
     mapping_a = armature_mapping(clip_a)
     b = as_pose(onto(a, armature_pose(clip_b), mapping=armature_mapping(clip_b), target_mapping=mapping_a))
@@ -227,17 +231,19 @@ class MOCAP_OT_blend(_BlendOptions, bpy.types.Operator):
     bl_label = "Blend Clips"
     bl_options = {"REGISTER", "UNDO"}
 
-    clip_a: StringProperty(name="A", description="Armature whose action is mix 0")
-    clip_b: StringProperty(name="B", description="Armature whose action is mix 1")
+    clip_a: StringProperty(name="A", description="Armature whose action is mix 0 (empty: the active armature)")
+    clip_b: StringProperty(name="B", description="Armature whose action is mix 1 (empty: the other selected "
+                                                  "armature)")
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         started = time.perf_counter()
-        clip_a, clip_b = armature_named(self.clip_a), armature_named(self.clip_b)
+        clip_a, clip_b = named_or_selected(context, self.clip_a, self.clip_b)
         if clip_a is None or clip_b is None:
             missing = self.clip_a if clip_a is None else self.clip_b
-            self.report({"ERROR"}, f"Blend failed: no armature called {missing!r}")
+            self.report({"ERROR"}, f"Blend failed: no armature called {missing!r}" if missing else
+                        "Blend failed: select armature B, then A (active), or name them")
             return {"CANCELLED"}
-        existing = blend_result(armature_named(f"{self.clip_a}_blend"))
+        existing = blend_result(armature_named(f"{clip_a.name}_blend"))
         result = existing if existing is not None and blend_settings(existing).clip_a == clip_a else None
         try:
             result = bake(context, clip_a, clip_b, self, result)
@@ -245,7 +251,7 @@ class MOCAP_OT_blend(_BlendOptions, bpy.types.Operator):
             self.report({"ERROR"}, f"Blend failed: {error}")
             return {"CANCELLED"}
         _make_active(context, result)
-        self.report({"INFO"}, f"Blended {self.clip_a} and {self.clip_b} into {result.name} "
+        self.report({"INFO"}, f"Blended {clip_a.name} and {clip_b.name} into {result.name} "
                               f"in {time.perf_counter() - started:.2f} s")
         return {"FINISHED"}
 

@@ -19,7 +19,7 @@ import numpy as np
 from bpy.props import BoolProperty, EnumProperty, PointerProperty, StringProperty
 
 from ...core.retarget import LENGTHS, METHODS, ROOT_MODES
-from ..armature import armature_data, armature_named, pose_bones
+from ..armature import armature_data, named_or_selected, pose_bones
 from ..armature_to_clip import armature_action
 from ..bone_mapping import armature_mapping
 from ..choices import enum_items
@@ -82,8 +82,10 @@ class MOCAP_OT_retarget(_RootOption, bpy.types.Operator):
     bl_label = "Retarget"
     bl_options = {"REGISTER", "UNDO"}
 
-    source: StringProperty(name="Source", description="Armature whose action is read")
-    target: StringProperty(name="Target", description="Armature that gets the new action")
+    source: StringProperty(name="Source", description="Armature whose action is read (empty: the other "
+                                                        "selected armature)")
+    target: StringProperty(name="Target", description="Armature that gets the new action (empty: the active "
+                                                        "armature)")
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core.retarget import retarget
@@ -91,9 +93,14 @@ class MOCAP_OT_retarget(_RootOption, bpy.types.Operator):
         from ..rollback import nothing_left_behind
 
         started = time.perf_counter()
-        source, target = armature_named(self.source), armature_named(self.target)
+        target, source = named_or_selected(context, self.target, self.source)
         if source is None or target is None:
-            self.report({"ERROR"}, f"Retarget: choose a {'source' if source is None else 'target'} armature")
+            name = self.target if target is None else self.source
+            self.report({"ERROR"}, f"Retarget: no armature called {name!r}" if name else
+                        "Retarget: select the source armature, then the target (active), or name them")
+            return {"CANCELLED"}
+        if source == target:
+            self.report({"ERROR"}, f"Retarget: {source.name} is both source and target")
             return {"CANCELLED"}
         source_action = armature_action(source)
         if source_action is None:
