@@ -187,9 +187,9 @@ def _written_unit(settings: ExportSettings, record: dict | None) -> tuple[float 
         return imported, settings.scale * import_scale
     from ..core.formats import default_unit
 
-    unit = default_unit(settings.extension, record.get("format"), imported)
-    change = 1.0 if unit is None or imported is None else unit / imported
-    return unit, settings.scale * import_scale * change
+    written = default_unit(settings.extension, record.get("format"), imported)
+    change = 1.0 if written is None or imported is None else written / imported
+    return written, settings.scale * import_scale * change
 
 
 def joint_bones(obj: bpy.types.Object, skeleton: Skeleton) -> list[str]:

@@ -12,10 +12,10 @@ import numpy as np
 from ..core import Clip
 from ..core.reduce import EulerKeys, reduce_keys
 from ..core.timing import resample, split_takes
-from .animation import euler_mode
+from .animation import euler_mode, key_count
 from .armature import armature_data, build_armature, rest_matrices
 from .bone_mapping import detect_mapping
-from .compat import Channels, assign_action
+from .compat import assign_action
 from .conversion import scene_fps, unit_in_metres
 from .import_record import PROPERTY, skeleton_to_json
 from .motion import write_pose
@@ -137,8 +137,7 @@ def import_clip(context: bpy.types.Context, clip: Clip, name: str, settings: Imp
                                 progress=lambda share: progress(0.4 + 0.6 * (
                                     done[number] + (done[number + 1] - done[number]) * share)))
             if reduction is not None:
-                written = sum(len(fcurve.keyframe_points) for fcurve in Channels(action, obj, create=False).all())
-                reports.append(KeyReport(reduction.keys_before, written, reduction.worst_error * scale,
+                reports.append(KeyReport(reduction.keys_before, key_count(obj, action), reduction.worst_error * scale,
                                          reduction.height * scale))
                 action["mocap_reduction"] = reports[-1].record(reduction.tolerance / reduction.height)
             return action

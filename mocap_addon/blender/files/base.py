@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import bpy
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 
 from ..conversion import DEFAULT_AXES, UNIT_ITEMS, conversion_matrix
+from ..progress import Progress
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -58,10 +58,6 @@ def operator_properties(idname: str) -> bpy.types.bpy_prop_collection:
     """The RNA properties (names, defaults, items) of the registered operator ``idname``."""
     module, name = idname.split(".")
     return getattr(getattr(bpy.ops, module), name).get_rna_type().properties
-
-
-def _progress(window_manager: bpy.types.WindowManager, done: int, share: float) -> None:
-    window_manager.progress_update(done + share)
 
 
 class MocapImportBase(bpy.types.Operator, ImportHelper):
@@ -168,12 +164,11 @@ class MocapImportBase(bpy.types.Operator, ImportHelper):
             where = f" in {self.directory}" if self.directory else ""
             self.report({"ERROR"}, f"{self.format_label} import: no file selected{where}")
             return {"CANCELLED"}
-        window_manager, view_layer = context.window_manager, context.view_layer
-        assert window_manager is not None and view_layer is not None, "run in a window with a scene"
-        window_manager.progress_begin(0, len(jobs))
+        view_layer = context.view_layer
+        assert view_layer is not None, "run with a scene"
         imported: list[bpy.types.Object] = []
         refused: list[tuple[str, str]] = []  # file name, why
-        try:
+        with Progress(context, len(jobs)) as progress:
             for number, (path, skeleton) in enumerate(jobs):
                 reader: type[MocapImportBase] = type(self)
                 try:
@@ -193,7 +188,7 @@ class MocapImportBase(bpy.types.Operator, ImportHelper):
                                               reduce_tolerance=self.reduce_tolerance if self.reduce_keys else None,
                                               custom_unit=self.custom_unit)
                     name = os.path.splitext(os.path.basename(path))[0]
-                    result = import_clip(context, clip, name, settings, partial(_progress, window_manager, number))
+                    result = import_clip(context, clip, name, settings, progress.part(number, number + 1))
                 except (MocapFormatError, OSError, ValueError) as error:
                     refused.append((os.path.basename(path), f"{reader.format_label} import failed: {reason(error)}"))
                     continue
@@ -201,8 +196,6 @@ class MocapImportBase(bpy.types.Operator, ImportHelper):
                 for warning in reader.after_import(values, clip, result) + clip.metadata.get("warnings", []):
                     self.report({"WARNING"}, f"{os.path.basename(path)}: {warning}")
                 self.report({"INFO"}, f"Imported {result.summary()}")
-        finally:
-            window_manager.progress_end()
         if not imported:  # an ERROR report: the caller sees the failure (bpy.ops raises RuntimeError)
             for _, why in refused:
                 self.report({"ERROR"}, why)

@@ -27,6 +27,7 @@ from ..armature import armature_data, armature_named, named_or_selected, pose_bo
 from ..armature_to_clip import armature_action
 from ..choices import enum_items
 from ..compat import add_properties, assign_action, remove_properties, run_time_property
+from ..progress import Progress
 from ..rollback import nothing_left_behind
 
 if TYPE_CHECKING:
@@ -169,16 +170,28 @@ def bake(context: bpy.types.Context, clip_a: bpy.types.Object, clip_b: bpy.types
     """Blend ``clip_a`` and ``clip_b``'s actions (read from them unless ``prepared``) with ``settings``
     onto ``result`` (made as a copy of A's rig when ``None``) and record what it is made of on it; returns it.
 
-    The mix is the result's keyed profile where it has one.
+    The mix is the result's keyed profile where it has one.  Blender's progress
+    indicator follows reading, blending (time warping included) and keying.
     """
     from ...core.blend import blend
+
+    with Progress(context) as progress:
+        prepared = _prepare(clip_a, clip_b, settings) if prepared is None else prepared
+        progress.update(0.3)
+        a = prepared.a
+        first = _first_frame(clip_a)
+        frames = first + np.arange(a.frame_count, dtype=np.float64)
+        mixed = blend(a, prepared.b, _mix_profile(result, frames, settings.mix), **prepared.options)
+        progress.update(0.7)
+        return _keyed(context, clip_a, clip_b, settings, result, mixed, first, progress.part(0.7, 1.0))
+
+
+def _keyed(context: bpy.types.Context, clip_a: bpy.types.Object, clip_b: bpy.types.Object,
+           settings: _BlendOptions, result: bpy.types.Object | None, mixed: Pose, first: int,
+           progress: Callable[[float], None]) -> bpy.types.Object:
+    """``mixed`` keyed onto ``result`` (made as a copy of A's rig when ``None``), with what made it."""
     from ..motion import write_pose
 
-    prepared = _prepare(clip_a, clip_b, settings) if prepared is None else prepared
-    a = prepared.a
-    first = _first_frame(clip_a)
-    frames = first + np.arange(a.frame_count, dtype=np.float64)
-    mixed = blend(a, prepared.b, _mix_profile(result, frames, settings.mix), **prepared.options)
     old = result.animation_data.action if result is not None and result.animation_data else None
     try:
         with nothing_left_behind():
@@ -190,7 +203,7 @@ def bake(context: bpy.types.Context, clip_a: bpy.types.Object, clip_b: bpy.types
                 result.data = data
                 assert context.collection is not None, "a collection to add the result to"
                 context.collection.objects.link(result)
-            action = write_pose(result, mixed, name=result.name, frame_start=first)
+            action = write_pose(result, mixed, name=result.name, frame_start=first, progress=progress)
     except BaseException:
         if old is not None and result is not None and result.name in bpy.data.objects:
             assign_action(result, old)

@@ -24,6 +24,7 @@ from ..armature_to_clip import armature_action
 from ..bone_mapping import armature_mapping
 from ..choices import enum_items
 from ..compat import add_properties, id_property, remove_properties, run_time_property
+from ..progress import Progress
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -107,12 +108,17 @@ class MOCAP_OT_retarget(_RootOption, bpy.types.Operator):
             self.report({"ERROR"}, f"Retarget: {source.name} has no action")
             return {"CANCELLED"}
         try:
-            result = retarget(armature_pose(source), armature_skeleton(target), mapping=armature_mapping(source),
-                              target_mapping=armature_mapping(target), root=self.root,
-                              source_reference=reference_rotations(source),
-                              target_reference=reference_rotations(target))
-            with nothing_left_behind():
-                action = write_pose(target, result, name=f"{source_action.name} on {target.name}")
+            with Progress(context) as progress:
+                pose = armature_pose(source)
+                progress.update(0.2)
+                result = retarget(pose, armature_skeleton(target), mapping=armature_mapping(source),
+                                  target_mapping=armature_mapping(target), root=self.root,
+                                  source_reference=reference_rotations(source),
+                                  target_reference=reference_rotations(target))
+                progress.update(0.5)
+                with nothing_left_behind():
+                    action = write_pose(target, result, name=f"{source_action.name} on {target.name}",
+                                        progress=progress.part(0.5, 1.0))
         except ValueError as error:
             self.report({"ERROR"}, f"Retarget failed: {error}")
             return {"CANCELLED"}

@@ -15,16 +15,15 @@ tails, by forward kinematics), :mod:`.search` (the three steps) and
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..model import Clip
-from ..pose import Motion, Pose, as_pose, first_angles, like
-from ..rotations import FloatArray, quaternion_continuity
-from .curves import IntArray, curve_keys, interpolate, stacked_spans
-from .keyed import EulerKeys, Keyed
+from ..pose import Pose, as_pose
+from ..rotations import FloatArray
+from .curves import IntArray, curve_keys, interpolate
+from .keyed import EulerKeys, Keyed, played_back
 from .points import BonePoints, bone_points, default_tails, figure_height
 from .search import relax, shared_frames, verify
 
@@ -90,24 +89,6 @@ def reduce_keys(motion: Clip | Pose, tolerance: float = DEFAULT_TOLERANCE, euler
         frames = relax(points, level[~keyed.still[level]], frames, error, bound)
     frames, worst = verify(points, frames, bound)
     return _result(keyed, frames, height, tolerance * height, worst)
-
-
-def played_back(motion: Motion, frames: list[IntArray]) -> Motion:
-    """Every frame of ``motion`` as the keys at ``frames`` (a :class:`Reduction`'s) play back in Blender:
-    LINEAR quaternion keys (components lerped, then normalised), translations and scales lerped.
-
-    What a file holds of a reduced motion (it keeps every frame): importing it
-    shows at every frame what an import reduced at that tolerance shows.  A clip
-    gives a clip in its own layout (angles starting at its first frame's), a pose a pose.
-    """
-    pose = as_pose(motion)
-    at = np.arange(pose.frame_count)
-    rotation, translation, scale = Keyed(pose, None).at(at, stacked_spans(frames, at))
-    result = dataclasses.replace(pose, rotations=quaternion_continuity(rotation.transpose(2, 1, 0)),
-                                 translations=np.ascontiguousarray(translation.transpose(2, 1, 0)),
-                                 scales=None if pose.scales is None else np.ascontiguousarray(scale.T),
-                                 metadata=dict(pose.metadata))
-    return like(motion, result, first_angles(motion))
 
 
 def _result(keyed: Keyed, frames: list[IntArray], height: float, tolerance: float, worst: float) -> Reduction:
