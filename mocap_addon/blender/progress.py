@@ -15,7 +15,8 @@ import bpy
 
 
 class Progress:
-    """``with Progress(context, total) as progress:`` shows progress from 0 to ``total``; always ended."""
+    """``with Progress(context, total) as progress:`` shows progress from 0 to ``total`` (reached when the
+    block ends without an error); always ended."""
 
     def __init__(self, context: bpy.types.Context, total: float = 1.0) -> None:
         self.window_manager = context.window_manager
@@ -37,5 +38,7 @@ class Progress:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
+        if kind is None:
+            self.update(self.total)
         if self.window_manager is not None:
             self.window_manager.progress_end()
