@@ -164,9 +164,8 @@ def test_folders_import_into_a_blend(tmp_path):
 
 
 def test_retarget_onto_a_rig_in_a_blend_uses_its_bone_mapping(blender, tmp_path):
-    from tests.test_blender_retarget import build_rig
-
     import mocap_addon
+    from tests.test_blender_retarget import build_rig
 
     bpy = blender
     mocap_addon.register()

@@ -12,6 +12,8 @@ from mocap_addon.core import MocapFormatError, load, save, world_positions
 from mocap_addon.core.formats import format_of
 from tests.blender_helpers import extent, ids
 from tests.conftest import CORPUS, SAMPLES
+from tests.test_acclaim import AMC as ACCLAIM_AMC
+from tests.test_acclaim import ASF as ACCLAIM_ASF
 
 pytestmark = pytest.mark.blender
 SAMPLE = SAMPLES / "walk_turn.bvh"
@@ -341,50 +343,15 @@ def test_import_into_a_linked_collection_is_refused_by_poll(addon, tmp_path):
 # Issue 21, item 1: bones Blender 4.2 and 4.5 would drop (shorter than 1e-6) get a minimum length;
 # the import record keeps the file's own values, so export writes them back.
 
-TINY_BONE_ASF = """:version 1.10
-:name tiny
-:units
-  mass 1.0
-  length 1.0
-  angle deg
-:root
-   order TX TY TZ RX RY RZ
-   axis XYZ
-   position 0 0 0
-   orientation 0 0 0
-:bonedata
-  begin
-     id 1
-     name upper
-     direction 0 1 0
-     length 20
-     axis 0 0 0 XYZ
-    dof rx ry rz
-  end
-  begin
-     id 2
+# test_acclaim's hand-written skeleton with a dofless bone of 1e-7 between its two bones.
+TINY_BONE_ASF = ACCLAIM_ASF.replace(":hierarchy", """  begin
+     id 3
      name tiny
      direction 0 1 0
      length 1e-07
      axis 0 0 0 XYZ
   end
-  begin
-     id 3
-     name lower
-     direction 1 0 0
-     length 20
-     axis 0 0 0 XYZ
-    dof rx ry rz
-  end
-:hierarchy
-  begin
-    root upper
-    upper tiny
-    tiny lower
-  end
-"""
-TINY_BONE_AMC = ":FULLY-SPECIFIED\n:DEGREES\n" + "".join(
-    f"{frame}\nroot 0 0 0 0 0 0\nupper {3 * frame} 0 0\nlower 0 0 {5 * frame}\n" for frame in range(1, 6))
+:hierarchy""").replace("    upper lower", "    upper tiny\n    tiny lower")
 
 
 def zero_offset_bvh(offset: str) -> str:
@@ -432,12 +399,13 @@ def bones_at_least(obj, minimum: float) -> None:
 def test_a_1e7_bone_imports_with_a_minimum_length_and_exports_its_own(addon, tmp_path):
     bpy = addon
     (tmp_path / "tiny.asf").write_text(TINY_BONE_ASF)
-    (tmp_path / "tiny.amc").write_text(TINY_BONE_AMC)
+    (tmp_path / "tiny.amc").write_text(ACCLAIM_AMC)
     from tests.blender_helpers import check_import_and_round_trip
 
     check_import_and_round_trip(bpy, tmp_path / "tiny.amc", "amc", tmp_path)  # poses equal the file's
     obj = bpy.data.objects["tiny"]
     assert [bone.name for bone in obj.data.bones] == ["root", "upper", "tiny", "lower"]
+    assert asf_bone_lengths(tmp_path / "tiny.asf")["tiny"] == 1e-7
     bones_at_least(obj, 1e-4)
     # The file's own value (to the writer's precision, as a core round trip), not the rig's 1e-4 m.
     assert asf_bone_lengths(tmp_path / "out.asf")["tiny"] == pytest.approx(1e-7, rel=1e-6)

@@ -221,9 +221,9 @@ def test_lenient_mode_drops_a_last_row_cut_short(ending, line, values, rows):
 
 def test_lenient_mode_still_refuses_a_bad_row_before_the_last():
     text = TWO_JOINTS.replace("0 0 0 0 0 0 0 0 0\n", "0 0 0 0\n")
-    with pytest.raises(MocapFormatError, match="test.bvh:19: expected 9 values in frame 1, found 4"):
+    with pytest.raises(MocapFormatError, match=r"test\.bvh:19: expected 9 values in frame 1, found 4"):
         parse(text, strict=False)
-    with pytest.raises(MocapFormatError, match="test.bvh:20: expected 9 values in frame 2, found 10"):
+    with pytest.raises(MocapFormatError, match=r"test\.bvh:20: expected 9 values in frame 2, found 10"):
         parse(TWO_JOINTS.replace("90 0 0\n", "90 0 0 1\n"), strict=False)
 
 
