@@ -15,7 +15,7 @@ Put files (or every motion file in folders) on the canonical skeleton, or retarg
 of another file, writing one file each into a folder::
 
     python scripts/mocap_batch.py takes/ out_folder/ --canonical [--method lengths] [--format htr]
-    python scripts/mocap_batch.py walk.bvh run.bvh out_folder/ --retarget-onto character.htr
+    python scripts/mocap_batch.py walk.bvh run.bvh out_folder/ --retarget-onto character.htr [--feet free]
     python scripts/mocap_batch.py takes/ out_folder/ --retarget-onto rig.blend:Armature   # a rig in a .blend
 
 Options are the File > Import / Export operators' own (names, choices and defaults are read from
@@ -95,6 +95,9 @@ def arguments(argv: list[str], bpy: Any) -> argparse.Namespace:
     parser.add_argument("--retarget-onto", metavar="FILE|RIG.blend:OBJECT",
                         help="retarget every input onto FILE's skeleton, or onto the armature OBJECT of a .blend "
                              "(with its bone mapping and reference pose), one file each in the output folder")
+    parser.add_argument("--feet", choices=("planted", "free"),
+                        help="planted: feet on the target's floor, held during contacts (retarget's default); "
+                             "free: exact limb directions (the canonical conversion's default)")
     options = parser.parse_args(argv)
     if not exporting(options) and not converting(options) and not options.output.lower().endswith(".blend"):
         parser.error(f"importing needs a .blend to write as the last argument, not {options.output!r}")
@@ -262,14 +265,16 @@ def rig_in_blend(target: str) -> tuple[str, str] | None:
     return (blend + ".blend", name) if colon and name else None
 
 
-def onto_rig(bpy: Any, blend: str, name: str) -> Any:
+def onto_rig(bpy: Any, blend: str, name: str, **options: Any) -> Any:
     """A function retargeting a clip onto the armature ``name`` of ``blend`` as ``mocap.retarget`` does: the
-    armature's skeleton in its clip space, its bone mapping (hand edits included) and reference pose; the
-    result is in the rig's unit (its import's, else Blender's metres)."""
+    armature's skeleton in its clip space (its pose, where it has an action), its bone mapping (hand edits
+    included) and reference pose, and ``options`` (``feet``); the result is in the rig's unit (its import's,
+    else Blender's metres)."""
     from mocap_addon.blender.armature import armature_named
+    from mocap_addon.blender.armature_to_clip import armature_action
     from mocap_addon.blender.bone_mapping import armature_mapping
     from mocap_addon.blender.import_record import skeleton_from_json, stored_record
-    from mocap_addon.blender.motion import armature_skeleton
+    from mocap_addon.blender.motion import armature_pose, armature_skeleton
     from mocap_addon.blender.tools.retarget import reference_rotations
     from mocap_addon.core.retarget import retarget
 
@@ -279,12 +284,13 @@ def onto_rig(bpy: Any, blend: str, name: str) -> Any:
     rig = armature_named(name)
     if rig is None:
         raise ValueError(f"{blend} has no armature called {name!r}")
-    skeleton, mapping, reference = armature_skeleton(rig), armature_mapping(rig), reference_rotations(rig)
+    target = armature_pose(rig) if armature_action(rig) is not None else armature_skeleton(rig)
+    mapping, reference = armature_mapping(rig), reference_rotations(rig)
     stored = stored_record(rig)
     unit = 1.0 if stored is None else skeleton_from_json(stored)[1].get("unit_in_metres")
 
     def onto(clip: Any) -> Any:
-        result = retarget(clip, skeleton, target_mapping=mapping, target_reference=reference)
+        result = retarget(clip, target, target_mapping=mapping, target_reference=reference, **options)
         result.unit_in_metres = unit
         return result
     return onto
@@ -297,14 +303,15 @@ def convert_files(bpy: Any, options: argparse.Namespace) -> int:
 
     folder = Path(options.output)
     folder.mkdir(parents=True, exist_ok=True)
+    feet = {"feet": options.feet} if options.feet else {}
     try:
         rig = rig_in_blend(options.retarget_onto or "")
         if rig is not None:
-            convert = onto_rig(bpy, *rig)
+            convert = onto_rig(bpy, *rig, **feet)
         elif options.retarget_onto:
-            convert = partial(retarget, target=load(options.retarget_onto))
+            convert = partial(retarget, target=load(options.retarget_onto), **feet)
         else:
-            convert = partial(to_canonical, method=options.method)
+            convert = partial(to_canonical, method=options.method, **feet)
     except (MocapFormatError, OSError, ValueError, RuntimeError) as error:
         print(f"FAIL {options.retarget_onto}: {failure(error)}")
         return 1

@@ -198,7 +198,7 @@ def assert_same_poses(clip: Clip, other: Clip, tolerance: float = 1e-9) -> None:
 @pytest.mark.parametrize("path", humanoid_params())
 def test_retarget_onto_itself_is_the_identity(path):
     clip = load(path)
-    result = retarget(clip, clip)
+    result = retarget(clip, clip, feet="free")
     assert result.skeleton.names == clip.skeleton.names and result.skeleton.channels == clip.skeleton.channels
     if path.name == "gpr450_xbot_anim1.HTR":  # bone translations wobble by 1e-3 mm; the target keeps frame 0's
         assert_same_poses(clip, result, tolerance=2e-6)
@@ -206,13 +206,13 @@ def test_retarget_onto_itself_is_the_identity(path):
         assert_same_poses(clip, result)
     if path.name in GEOMETRY_IN_CHANNELS:
         with pytest.raises(ValueError, match="first frame gives the bone vectors"):
-            retarget(clip, clip.skeleton)
+            retarget(clip, clip.skeleton, feet="free")
     elif path.name.startswith(("bandai", "gpr450_xbot_anim1")):
         # Their channel translations differ from their offsets by up to 5e-6 units: the skeleton alone is a
         # slightly different body, so directions and rotations agree to that level only.
-        assert_same_poses(clip, retarget(clip, clip.skeleton), tolerance=1e-5)
+        assert_same_poses(clip, retarget(clip, clip.skeleton, feet="free"), tolerance=1e-5)
     else:
-        assert_same_poses(clip, retarget(clip, clip.skeleton))
+        assert_same_poses(clip, retarget(clip, clip.skeleton, feet="free"))
 
 
 TARGETS = ["vicon_male.walk-speed 4.AMC", "gpr450_xbot_anim1.HTR", "gpr450_xbot_samba_mixamo.com.htr",
@@ -229,7 +229,7 @@ def test_retarget_onto_other_skeletons(target_path, root):
     """
     [source_path] = [f for f in HUMANOID if f.name == CMU_BVH] or [pytest.skip("no corpus")]
     source, target = load(source_path), load(target_path)
-    result = retarget(source, target, root=root)
+    result = retarget(source, target, root=root, feet="free")
     assert result.skeleton.names == target.skeleton.names and result.skeleton.channels == target.skeleton.channels
     assert_directions_kept(segment_directions(source), segment_directions(result, joint_of(target)))
     index, before, after = joint_of(target), world_positions(target)[0], world_positions(result)
@@ -249,7 +249,7 @@ def test_target_lengths_held_in_channels_are_written_there(target_path):
     [source_path] = [f for f in HUMANOID if f.name == CMU_BVH] or [pytest.skip("no corpus")]
     target = load(target_path)
     assert np.all(target.skeleton.offsets == 0)
-    result = retarget(load(source_path), target)
+    result = retarget(load(source_path), target, feet="free")
     hips = joint_of(target)["hips"]
     starts = target.skeleton.channel_starts()
     for joint, layout in enumerate(target.skeleton.channels):
@@ -263,14 +263,14 @@ def test_target_lengths_held_in_channels_are_written_there(target_path):
 def test_one_axis_hinge_turns_its_parent_to_reach(path):
     """A BVH-style source bending its elbows and knees any way drives ASF one-channel hinges exactly."""
     source = load(path)
-    turned = retarget(source, _three_axis(source.skeleton))  # all joints three rotation channels
+    turned = retarget(source, _three_axis(source.skeleton), feet="free")  # all joints three rotation channels
     rng = np.random.default_rng(7)
     wobble = turned.copy()
     starts = wobble.skeleton.channel_starts()
     for name in ("lradius", "rradius", "ltibia", "rtibia"):  # bend each hinge about another axis too
         joint = wobble.skeleton.index(name)
         wobble.motion[:, int(starts[joint]):int(starts[joint]) + 3] += rng.uniform(-25, 25, 3)
-    result = retarget(wobble, source)
+    result = retarget(wobble, source, feet="free")
     assert result.skeleton.channels[source.skeleton.index("lradius")] == ("rx",)
     index = joint_of(source)
     assert worst_cosine(segment_directions(wobble, index), segment_directions(result, index))[0] > 1 - 1e-8
@@ -325,7 +325,7 @@ def test_a_reference_pose_read_from_blender_is_projected_where_it_matters(monkey
         return values
 
     monkeypatch.setattr(module, "encode_joint", recording)
-    retarget(clip, target, source_reference=rounded)
+    retarget(clip, target, source_reference=rounded, feet="free")
     worst = 0.0
     for layout, frame_rotations, values in encoded:
         order = "".join(c[1].upper() for c in layout if c.startswith("r"))
@@ -388,9 +388,9 @@ def test_joint_frames_do_not_change_the_canonical_clip(seed):
                                    for p in clip.skeleton.parents])
     for method in ("rotations", "lengths"):
         assert_same_poses(to_canonical(clip, method=method), to_canonical(turned, method=method), 1e-9)
-    onto_turned = retarget(clip, turned.skeleton)  # the same body with other joint frames
+    onto_turned = retarget(clip, turned, feet="free")  # the same body, other joint frames, the same captures
     np.testing.assert_allclose(world_positions(onto_turned), world_positions(clip), atol=1e-9)
-    assert_same_poses(clip, retarget(onto_turned, clip.skeleton), 1e-9)
+    assert_same_poses(clip, retarget(onto_turned, clip, feet="free"), 1e-9)
 
 
 @settings(max_examples=10, deadline=None)

@@ -1,5 +1,6 @@
 """Command line: ``python -m mocap_addon.core info FILE``, ``convert IN OUT``, ``map FILE``,
-``canonical IN OUT``, ``retarget IN --onto SKELETON_FILE OUT``, ``blend A B OUT`` and ``reduce FILE``."""
+``canonical IN OUT``, ``retarget IN --onto SKELETON_FILE OUT``, ``blend A B OUT``, ``reduce FILE`` and
+``graph build|info|synth|plot`` (:mod:`.graph_commands`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from . import graph_commands
 from .errors import MocapFormatError
 from .formats import format_of, load, save, unit_note
 from .model import Clip, rotation_order
@@ -36,6 +38,7 @@ def describe(clip: Clip, path: str) -> str:
         detail = " ".join(layout) or "no channels"
         lines.append(f"  {'  ' * depth[joint]}{name}  [{detail}]" + (f" order {order}" if order else ""))
     lines += [f"warning:   {w}" for w in clip.metadata.get("warnings", [])]
+    lines += [f"note:      {n}" for n in clip.metadata.get("notes", [])]
     return "\n".join(lines)
 
 
@@ -98,6 +101,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 "lengths: the source's rest and rotations, canonical bone lengths")
     canonical.add_argument("--lengths", choices=("reference", "source"), default="reference",
                            help="bone lengths of the reference body (default) or of the source")
+    canonical.add_argument("--feet", choices=("planted", "free"), default="free",
+                           help="free: exact limb directions (default); planted: feet on the floor, held "
+                                "while the source's are planted")
     canonical.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
     canonical.add_argument("--reduce", type=float, metavar="TOLERANCE", help=REDUCE_HELP)
     onto = commands.add_parser("retarget", help="IN's motion on the skeleton of SKELETON_FILE, written as OUT")
@@ -107,6 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     onto.add_argument("output")
     onto.add_argument("--root", choices=("scale", "keep"), default="scale",
                       help="hips travel scaled by the leg-length ratio (default) or kept")
+    onto.add_argument("--feet", choices=("planted", "free"), default="planted",
+                      help="planted: feet on the target's floor, held while the source's are planted "
+                           "(default); free: exact limb directions")
     onto.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
     onto.add_argument("--reduce", type=float, metavar="TOLERANCE", help=REDUCE_HELP)
     mixing = commands.add_parser("blend", help="the motion between clips A and B (on A's skeleton) as OUT")
@@ -123,6 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                        "right_arm or spine_head")
     mixing.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
     mixing.add_argument("--reduce", type=float, metavar="TOLERANCE", help=REDUCE_HELP)
+    graph_commands.add_parser(commands)
     args = parser.parse_args(argv)
     try:
         if args.command == "info":
@@ -138,13 +148,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             clip = load(args.input)
             if args.command == "canonical":
-                result = to_canonical(clip, method=args.method, lengths=args.lengths)
+                result = to_canonical(clip, method=args.method, lengths=args.lengths, feet=args.feet)
             else:
-                result = retarget(clip, load(args.onto), root=args.root)
+                result = retarget(clip, load(args.onto), root=args.root, feet=args.feet)
             result, keys = reduced(result, args.reduce)
             save(result, args.output, precision=args.precision)
             print(f"{args.input} -> {args.output}: {result.skeleton.joint_count} joints, "
                   f"{result.frame_count} frames{keys}")
+            for warning in result.metadata.get("warnings", []):
+                print(f"warning: {warning}")
+        elif args.command == "graph":
+            graph_commands.run(args)
         elif args.command == "blend":
             from .blend import blend
 
@@ -163,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             note = unit_note(clip, format_of(args.output))
             if note:
                 print(f"unit: {note}")
-    except (MocapFormatError, OSError, ValueError) as error:
+    except (MocapFormatError, OSError, ValueError, ImportError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0

@@ -256,9 +256,10 @@ def onto(a: Clip | Pose, b: Clip | Pose, *, mapping: Mapping[str, str | None] | 
     (:func:`.retarget.retarget`, with these bone mappings when given).  :func:`blend` does this first."""
     if a.skeleton.same_joints(b.skeleton):
         return b
-    target = a if isinstance(a, Clip) else a.at([0])  # a pose's first frame gives the bone vectors
+    # a itself: its first frame gives the bone vectors, its motion how its bones twist (core.anatomy)
+    target = a
     try:
-        return retarget(b, target, mapping=mapping, target_mapping=target_mapping)
+        return retarget(b, target, mapping=mapping, target_mapping=target_mapping, feet="free")
     except ValueError as error:
         raise ValueError(f"b's skeleton cannot be retargeted onto a's: {error}") from error
 

@@ -175,8 +175,11 @@ def end_site_positions(motion: Clip | Pose, world: World | None = None) -> list[
     world = forward_kinematics(motion) if world is None else world
     out = []
     for joint, sites in enumerate(motion.skeleton.end_sites):
-        linear = world.rotations[:, joint] * world.scales[:, joint, None, None]
-        out.append(world.positions[:, joint, None] + np.einsum("fab,kb->fka", linear, sites))
+        if not len(sites):
+            out.append(np.zeros((len(world.positions), 0, 3)))
+            continue
+        turned = rotations.quaternion_rotate(world.quaternions[:, joint, None], sites)
+        out.append(world.positions[:, joint, None] + turned * world.scales[:, joint, None, None])
     return out
 
 

@@ -178,15 +178,25 @@ class Skeleton:
                         self.length_directions.copy())
 
 
-class Takes:
-    """The takes a motion holds (HTR block sets numbered afresh), from ``metadata["takes"]``;
-    shared by :class:`Clip` and :class:`.pose.Pose`."""
+class Timed:
+    """A motion in time: its frame time and rate, and the takes it holds (HTR block sets numbered
+    afresh, from ``metadata["takes"]``); shared by :class:`Clip` and :class:`.pose.Pose`."""
 
+    frame_time: float
     metadata: dict[str, Any]
 
     @property
     def frame_count(self) -> int:
         raise NotImplementedError
+
+    @property
+    def fps(self) -> float:
+        return 1.0 / self.frame_time
+
+    def check_frame_time(self) -> None:
+        """Raise ``ValueError`` unless the frame time is positive and gives a finite frame rate."""
+        if not (0 < self.frame_time < math.inf and 1 / self.frame_time < math.inf):
+            raise ValueError(f"frame time must be positive and give a finite frame rate, got {self.frame_time}")
 
     def take_starts(self) -> list[int]:
         """The first frame (index from 0) of each take; ``[0]`` for a motion that is one take."""
@@ -199,7 +209,7 @@ class Takes:
 
 
 @dataclass
-class Clip(Takes):
+class Clip(Timed):
     """A skeleton with channel values for every frame.
 
     ``motion`` has shape ``(frames, channels)`` with the joints' channels side by
@@ -221,16 +231,11 @@ class Clip(Takes):
         motion = np.asarray(self.motion, dtype=np.float64)
         frames = motion.shape[0] if motion.ndim == 2 else motion.size // max(total, 1)
         self.motion = motion.reshape(frames, total)
-        if not (0 < self.frame_time < math.inf and 1 / self.frame_time < math.inf):
-            raise ValueError(f"frame time must be positive and give a finite frame rate, got {self.frame_time}")
+        self.check_frame_time()
 
     @property
     def frame_count(self) -> int:
         return int(self.motion.shape[0])
-
-    @property
-    def fps(self) -> float:
-        return 1.0 / self.frame_time
 
     def pose(self) -> Pose:
         """The motion as local poses (quaternions): what every tool works on (see :mod:`.pose`)."""

@@ -18,7 +18,6 @@ its angles about its own axes (:meth:`Pose.held`).
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -35,7 +34,7 @@ from .model import (
     TRANSLATION_CHANNELS,
     Clip,
     Skeleton,
-    Takes,
+    Timed,
     encode_joint,
     rotation_order,
 )
@@ -46,7 +45,7 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class Pose(Takes):
+class Pose(Timed):
     """Local rotations ``(F, J, 4)``, translations ``(F, J, 3)`` and scales ``(F, J)`` (or ``None``:
     every joint 1) of a skeleton's joints, with the clip's timing and unit (see the module docstring)."""
 
@@ -67,8 +66,7 @@ class Pose(Takes):
                              f"(F, {joints}, 3), got {self.rotations.shape} and {self.translations.shape}")
         if self.scales is not None and self.scales.shape != (frames, joints):
             raise ValueError(f"scales must be (F, {joints}), got {self.scales.shape}")
-        if not (0 < self.frame_time < math.inf and 1 / self.frame_time < math.inf):
-            raise ValueError(f"frame time must be positive and give a finite frame rate, got {self.frame_time}")
+        self.check_frame_time()
 
     @classmethod
     def of(cls, clip: Clip) -> Pose:
@@ -87,10 +85,6 @@ class Pose(Takes):
     @property
     def joint_count(self) -> int:
         return self.skeleton.joint_count
-
-    @property
-    def fps(self) -> float:
-        return 1.0 / self.frame_time
 
     def scale_values(self) -> FloatArray:
         """Scales ``(F, J)``, ones where the pose has none."""

@@ -30,6 +30,11 @@ import numpy as np
 
 from . import body as bodies
 from . import rotations
+from .anatomy import twist_axes
+from .contacts import find_contacts
+from .footing import angles_to_reach as _angles_to_reach
+from .footing import plant_feet, standing
+from .footing import rotations_about as _rotations_about
 from .kinematics import compose
 from .model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, encode_joint
 from .model import rotation_order as order_of
@@ -42,6 +47,11 @@ REQUIRED = ("hips", "upper_leg_l", "lower_leg_l", "foot_l", "upper_leg_r", "lowe
 METHODS = ("rotations", "lengths")
 LENGTHS = ("reference", "source")
 ROOT_MODES = ("scale", "keep")
+FEET = ("planted", "free")
+TURN_COST = 0.3  # radians of a hinge's miss worth one radian less turn (see _best)
+LARGEST_MISS = 0.1  # radians: a hinge misses by more than the best candidate only up to this
+JUMP = 0.5  # a held rotation changing by more than this (largest matrix element) in one frame has jumped
+JUMP_SLACK = 0.05  # how much more a candidate nearer the previous frame may cost (radians of miss)
 
 
 class MissingJointsError(ValueError):
@@ -74,7 +84,8 @@ class Figure:
 
 
 def to_canonical(clip: Motion, *, method: str = "rotations", mapping: Mapping[str, str | None] | None = None,
-                 lengths: str = "reference", reference: FloatArray | None = None, root: str = "scale") -> Motion:
+                 lengths: str = "reference", reference: FloatArray | None = None, root: str = "scale",
+                 feet: str = "free") -> Motion:
     """``clip`` on the canonical skeleton: every name of ``naming.CANONICAL_JOINTS``, metres, Y up.
 
     ``method="rotations"`` (the source's method 1): the canonical body stands in
@@ -89,9 +100,13 @@ def to_canonical(clip: Motion, *, method: str = "rotations", mapping: Mapping[st
     gives the source's reference pose as world joint rotations ``(J, 3, 3)``
     when its automatic T-pose is wrong (``method="rotations"`` only).  The hips'
     travel is scaled by the canonical/source leg-length ratio (``root="keep"``:
-    kept).  Same frame count, frame time and start frame; a clip gives a clip, a pose a pose.
+    kept).  ``feet="planted"``: on the canonical floor, feet held while the
+    source's are planted (see :func:`retarget`); ``"free"`` (default): exact
+    limb directions.  Same frame count, frame time and start frame; a clip
+    gives a clip, a pose a pose.
     """
     _check_choice("method", method, METHODS)
+    _check_choice("feet", feet, FEET)
     _check_choice("lengths", lengths, LENGTHS)
     if reference is not None and method != "rotations":
         raise ValueError("a reference pose only applies to method 'rotations' (method 2 keeps the rest pose)")
@@ -101,12 +116,14 @@ def to_canonical(clip: Motion, *, method: str = "rotations", mapping: Mapping[st
     skeleton = bodies.canonical_skeleton(joints, ends)
     target = figure(skeleton, {n: n for n in CANONICAL_JOINTS}, "canonical skeleton", reference="rest")
     metadata = {"source": clip.metadata.get("source"), "canonical": {"method": method, "lengths": lengths}}
-    return like(clip, _transfer(motion, source, target, root, 1.0, "Y", metadata))
+    result = _transfer(motion, source, target, root, 1.0, "Y", metadata)
+    return like(clip, _planted(motion, result, source, target, skeleton, root) if feet == "planted" else result)
 
 
 def retarget(clip: Motion, target: Skeleton | Clip | Pose, *, mapping: Mapping[str, str | None] | None = None,
              target_mapping: Mapping[str, str | None] | None = None, root: str = "scale",
-             source_reference: FloatArray | None = None, target_reference: FloatArray | None = None) -> Motion:
+             source_reference: FloatArray | None = None, target_reference: FloatArray | None = None,
+             feet: str = "planted") -> Motion:
     """``clip``'s motion on ``target``'s skeleton: its names, rest rotations, bone lengths and channel layout.
 
     Every target joint gets values, mapped or not.  A clip gives a clip (in the
@@ -118,18 +135,65 @@ def retarget(clip: Motion, target: Skeleton | Clip | Pose, *, mapping: Mapping[s
     ``source_reference`` / ``target_reference`` replace the automatic T-poses
     (world joint rotations ``(J, 3, 3)``).  ``root="scale"`` scales the hips'
     travel by the target/source leg-length ratio, ``"keep"`` copies it.
-    ``retarget(c, c)`` gives ``c``'s poses, and so does ``retarget(c,
-    c.skeleton)`` where ``c``'s translation channels agree with its offsets.
+    ``feet="planted"`` (default): the figure stands on the target's floor (a
+    clip's captures give its floor and planted ankle height, a skeleton's rest
+    stands on it) and while the source's feet are planted (:mod:`.contacts`)
+    the target's are held where their contact began, by two-bone leg IK with
+    the knee bending about its own hinge axis, eased in and out over a few
+    frames (:mod:`.footing`); ``metadata["feet"]`` says what was held and what
+    could not be reached.  ``feet="free"``: every mapped bone's exact
+    direction, and ``retarget(c, c)`` gives ``c``'s poses, as does
+    ``retarget(c, c.skeleton)`` where ``c``'s translation channels agree with
+    its offsets.
     """
+    _check_choice("feet", feet, FEET)
     motion = as_pose(clip)
     source = figure(motion, mapping, "source", source_reference)
-    target_figure = figure(target, target_mapping, "target", reference=target_reference)
+    own_captures = motion if isinstance(target, Skeleton) and _same_body(target, motion.skeleton) else None
+    target_figure = figure(target, target_mapping, "target", reference=target_reference, captures=own_captures)
     if isinstance(target, Skeleton):
         unit, up, metadata = None, "Y", {}
     else:
         unit, up, metadata = target.unit_in_metres, target.up_axis, dict(target.metadata)
     metadata.update(warnings=[], retargeted_from=clip.metadata.get("source"))
-    return like(clip, _transfer(motion, source, target_figure, root, unit, up, metadata))
+    result = _transfer(motion, source, target_figure, root, unit, up, metadata)
+    return like(clip, _planted(motion, result, source, target_figure, target, root) if feet == "planted" else result)
+
+
+def _planted(motion: Pose, result: Pose, source: Figure, target: Figure, standing_on: Clip | Pose | Skeleton,
+             root: str) -> Pose:
+    """``result`` on the target's floor with its feet held during the source's contacts (see :func:`retarget`)."""
+    source_mapping = {motion.skeleton.names[j]: c for c, j in source.canonical.items()}
+    target_mapping = {target.skeleton.names[j]: c for c, j in target.canonical.items()}
+    contacts = find_contacts(motion, source_mapping)
+    stand = standing(standing_on, target_mapping, target.world.T @ np.array([0.0, 1.0, 0.0]))
+    turn = target.world.T @ source.world
+    if (turn @ contacts.up) @ stand.up < np.cos(np.radians(45)):
+        result.metadata.setdefault("warnings", []).append(
+            "feet left free: the source's motion stands along another axis than its rest's up "
+            f"({_axis_name(contacts.up)} in its own axes), so the target's floor is not under it")
+        result.metadata["feet"] = {"mode": "free"}
+        return result
+    left = target.body.T @ np.array([1.0, 0.0, 0.0])  # the knees' flexion axis in the reference pose
+    knee_axes = {f"upper_leg_{side}": target.reference[target.canonical[f"upper_leg_{side}"]].T @ left
+                 for side in "lr"}
+    bone = _bone_vectors(target)
+    layouts = target.skeleton.channels
+    to_target = turn * (target.leg / source.leg if root == "scale" else 1.0)
+    out, planting = plant_feet(result, target_mapping, contacts, stand, to_target, knee_axes,
+                               lambda joint, frame: _held(layouts[joint], frame, bone.get(joint)))
+    out.metadata["feet"] = {"mode": "planted", "floor_shift": planting.floor_shift,
+                            "held_frames": list(planting.held_frames), "missed_frames": planting.missed_frames,
+                            "worst_miss": planting.worst_miss}
+    if planting.missed_frames:
+        out.metadata.setdefault("warnings", []).append(planting.summary())
+    return out
+
+
+def _axis_name(axis: FloatArray) -> str:
+    """``+Y``, ``-Z``... for a signed coordinate axis."""
+    index = int(np.argmax(np.abs(axis)))
+    return ("+" if axis[index] > 0 else "-") + "XYZ"[index]
 
 
 def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
@@ -200,12 +264,20 @@ def bone_ends(skeleton: Skeleton, index: dict[str, int]) -> dict[int, int]:
     return ends
 
 
+def _same_body(one: Skeleton, other: Skeleton) -> bool:
+    """Whether two skeletons are one body: the same joints, offsets and rest rotations."""
+    return (one.same_joints(other) and np.array_equal(one.offsets, other.offsets)
+            and np.array_equal(one.rest_rotations, other.rest_rotations))
+
+
 def figure(source: Clip | Pose | Skeleton, mapping: Mapping[str, str | None] | None, what: str,
-           reference: FloatArray | str | None = None) -> Figure:
+           reference: FloatArray | str | None = None, captures: Clip | Pose | None = None) -> Figure:
     """A skeleton (or a motion's, whose first frame gives the joints' translations) ready for a transfer.
 
     ``reference``: ``None`` for the automatic T-pose, ``"rest"`` for the rest
-    pose, or world joint rotations ``(J, 3, 3)``.
+    pose, or world joint rotations ``(J, 3, 3)``.  The automatic T-pose twists
+    each bone as the body moves in ``captures`` (by default the motion itself;
+    see :mod:`.anatomy`); a bare skeleton keeps its rest's twists.
     """
     skeleton = source if isinstance(source, Skeleton) else source.skeleton
     if mapping is None:
@@ -235,7 +307,11 @@ def figure(source: Clip | Pose | Skeleton, mapping: Mapping[str, str | None] | N
         t_pose = bodies.reference_body().joints
         names = {j: c for c, j in index.items()}
         bones = {j: (e, body.T @ (t_pose[names[e]] - t_pose[names[j]])) for j, e in ends.items()}
-        reference = bodies.swing(rest_rotations, rest_positions, skeleton.parents, bones)[0]
+        captures = source if captures is None and not isinstance(source, Skeleton) else captures
+        twists = {}
+        if captures is not None and captures.frame_count:
+            twists = {j: (own, body.T @ axis) for j, (own, axis) in twist_axes(captures, index).items()}
+        reference = bodies.swing(rest_rotations, rest_positions, skeleton.parents, bones, twists)[0]
     elif isinstance(reference, str):
         reference = rest_rotations
     else:
@@ -545,30 +621,6 @@ def _hinged_children(skeleton: Skeleton, pairs: dict[int, int], bone: dict[int, 
     return hinges
 
 
-def _rotations_about(axes: FloatArray, angles: FloatArray) -> FloatArray:
-    """Rotation matrices ``(F, 3, 3)`` by ``angles`` ``(F,)`` about unit ``axes`` ``(F, 3)`` (Rodrigues)."""
-    cos, sin = np.cos(angles)[:, None, None], np.sin(angles)[:, None, None]
-    x, y, z = axes[:, 0], axes[:, 1], axes[:, 2]
-    zero = np.zeros_like(x)
-    skew = np.stack([np.stack([zero, -z, y], -1), np.stack([z, zero, -x], -1), np.stack([-y, x, zero], -1)], -2)
-    return np.eye(3) + sin * skew + (1 - cos) * (skew @ skew)
-
-
-def _angles_to_reach(axis: FloatArray, start: FloatArray, toward: FloatArray,
-                     cosine: FloatArray | float) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """The two angles turning ``start`` about unit ``axis`` until its dot product with ``toward`` is
-    ``cosine`` (per frame), and whether that is reachable (else both are the nearest angle)."""
-    along = dot(axis, start)
-    p = dot(start, toward) - along * dot(axis, toward)
-    q = dot(np.cross(axis, start), toward)
-    radius = np.hypot(p, q)
-    ratio = (cosine - along * dot(axis, toward)) / np.where(radius > 0, radius, 1.0)
-    reachable = np.abs(ratio) <= 1.0
-    spread = np.arccos(np.clip(ratio, -1.0, 1.0))
-    middle = np.arctan2(q, p)
-    return middle + spread, middle - spread, reachable
-
-
 def _angle_about(axis: FloatArray, start: FloatArray, toward: FloatArray) -> FloatArray:
     """The angle about unit ``axis`` that turns ``start`` nearest to ``toward`` (per frame)."""
     start = start - dot(start, axis)[..., None] * axis
@@ -608,14 +660,40 @@ def _held(layout: tuple[str, ...], local: FloatArray, bone: FloatArray | None) -
                 candidates.append(axis_matrices(order[0], outer) @ inner_turn)
         stacked = np.stack(candidates)
         miss = np.linalg.norm(stacked @ direction - goal, axis=-1)
-        return stacked[_best(miss, np.abs(stacked - local).max(axis=(-2, -1))), np.arange(frames)]
+        return stacked[_best(miss, np.abs(stacked - local).max(axis=(-2, -1)), stacked), np.arange(frames)]
     return candidates[0]
 
 
-def _best(miss: FloatArray, distance: FloatArray) -> FloatArray:
-    """Per frame, the candidate (first axis) with the smallest ``distance`` among those whose ``miss`` is
-    within 1e-9 of the smallest (distances that grow linearly with an angle, so near ties still decide)."""
-    return np.argmin(np.where(miss <= miss.min(axis=0) + 1e-9, distance, np.inf), axis=0)
+def _best(miss: FloatArray, distance: FloatArray, candidates: FloatArray) -> FloatArray:
+    """Per frame, the candidate (first axis of ``candidates`` ``(K, F, 3, 3)``) to hold.
+
+    The smallest ``miss + TURN_COST * distance`` (both growing linearly with an
+    angle): a hinge reaches exactly unless that takes a turn far larger than
+    the miss (a limb almost straight and bent sideways, where exact solutions
+    spin the bone from frame to frame), and never misses by ``LARGEST_MISS``
+    more than the best.  Where that choice jumps between frames, the
+    candidate nearest the previous frame's is kept instead while it costs at
+    most ``JUMP_SLACK`` more (two mirror solutions of a two-axis joint trading
+    places): solutions continuous in time.
+    """
+    cost = miss + TURN_COST * distance + np.where(miss > miss.min(axis=0) + LARGEST_MISS, np.inf, 0.0)
+    choice = np.argmin(cost + 1e-9 * (miss > miss.min(axis=0) + 1e-9), axis=0)
+    frames = np.arange(len(choice))
+    usable = cost <= cost.min(axis=0) + JUMP_SLACK
+    chosen = candidates[choice, frames]
+    steps = np.abs(chosen[1:] - chosen[:-1]).max(axis=(-2, -1))
+    settled = 0
+    for start in np.flatnonzero(steps > JUMP) + 1:
+        frame = max(int(start), settled)
+        while frame < len(choice):
+            gap = np.abs(candidates[:, frame] - candidates[choice[frame - 1], frame - 1]).max(axis=(-2, -1))
+            nearest = int(np.argmin(np.where(usable[:, frame], gap, np.inf)))
+            if nearest == choice[frame]:
+                break
+            choice[frame] = nearest
+            frame += 1
+        settled = frame + 1
+    return choice
 
 
 def _twist_for_hinge(parent_world: FloatArray, skeleton: Skeleton, target: Figure, hinge: int,
@@ -644,7 +722,7 @@ def _twist_for_hinge(parent_world: FloatArray, skeleton: Skeleton, target: Figur
     turns = np.stack([np.broadcast_to(np.eye(3), parent_world.shape)] + [
         _rotations_about(spin_axis, np.where(reachable, angle, nearest)) for angle in (one, other)])
     axes = (turns @ current[..., None])[..., 0]
-    choice = _best(np.abs(dot(axes, goal) - keep), np.linalg.norm(axes - wanted_axis, axis=-1))
+    choice = _best(np.abs(dot(axes, goal) - keep), np.linalg.norm(axes - wanted_axis, axis=-1), turns)
     return turns[choice, np.arange(len(choice))] @ parent_world
 
 

@@ -283,12 +283,16 @@ def rotate(q: FloatArray, v: FloatArray) -> FloatArray:
 def quaternion_multiply(a: ArrayLike, b: ArrayLike) -> FloatArray:
     """Hamilton product ``a * b`` (rotation ``b`` first, then ``a``) of quaternions ``(..., 4)``."""
     qa, qb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    batch = np.broadcast_shapes(qa.shape[:-1], qb.shape[:-1])
+    qa, qb = np.broadcast_to(qa, batch + (4,)), np.broadcast_to(qb, batch + (4,))
     return np.moveaxis(hamilton(np.moveaxis(qa, -1, 0), np.moveaxis(qb, -1, 0)), 0, -1)
 
 
 def quaternion_rotate(quaternions: ArrayLike, vectors: ArrayLike) -> FloatArray:
     """Vectors ``(..., 3)`` turned by unit quaternions ``(..., 4)``."""
     q, v = np.asarray(quaternions, dtype=np.float64), np.asarray(vectors, dtype=np.float64)
+    batch = np.broadcast_shapes(q.shape[:-1], v.shape[:-1])
+    q, v = np.broadcast_to(q, batch + (4,)), np.broadcast_to(v, batch + (3,))
     return np.moveaxis(rotate(np.moveaxis(q, -1, 0), np.moveaxis(v, -1, 0)), 0, -1)
 
 
@@ -315,21 +319,24 @@ def quaternion_continuity(quaternions: ArrayLike, axis: int = 0) -> FloatArray:
 
 
 def slerp(a: ArrayLike, b: ArrayLike, t: ArrayLike) -> FloatArray:
-    """Spherical interpolation from ``a`` to ``b`` at ``t``, always along the short arc."""
+    """Spherical interpolation from ``a`` to ``b`` at ``t``, always along the short arc.
+
+    The weights are computed once per quaternion (the short arc's sign folded into ``b``'s), so the
+    four components see two products and a sum; nearly equal rotations interpolate linearly.
+    """
     qa = np.asarray(a, dtype=np.float64)
     qb = np.asarray(b, dtype=np.float64)
-    weight = np.asarray(t, dtype=np.float64)[..., None]
-    dot = np.sum(qa * qb, axis=-1, keepdims=True)
-    qb = np.where(dot < 0, -qb, qb)
-    dot = np.abs(dot)
-    angle = np.arccos(np.clip(dot, -1.0, 1.0))
+    weight = np.asarray(t, dtype=np.float64)
+    dot = np.einsum("...i,...i->...", qa, qb)
+    sign = np.where(dot < 0, -1.0, 1.0)
+    angle = np.arccos(np.minimum(np.abs(dot), 1.0))
     sin_angle = np.sin(angle)
     near = sin_angle < 1e-6
     safe = np.where(near, 1.0, sin_angle)
     wa = np.where(near, 1.0 - weight, np.sin((1.0 - weight) * angle) / safe)
-    wb = np.where(near, weight, np.sin(weight * angle) / safe)
-    out = wa * qa + wb * qb
-    return out / np.linalg.norm(out, axis=-1, keepdims=True)
+    wb = np.where(near, weight, np.sin(weight * angle) / safe) * sign
+    out = wa[..., None] * qa + wb[..., None] * qb
+    return out / np.sqrt(np.einsum("...i,...i->...", out, out))[..., None]
 
 
 def _wrap(angles: FloatArray) -> FloatArray:

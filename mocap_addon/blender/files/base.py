@@ -195,6 +195,8 @@ class MocapImportBase(bpy.types.Operator, ImportHelper):
                 imported.append(result.obj)
                 for warning in reader.after_import(values, clip, result) + clip.metadata.get("warnings", []):
                     self.report({"WARNING"}, f"{os.path.basename(path)}: {warning}")
+                for note in clip.metadata.get("notes", []):
+                    self.report({"INFO"}, f"{os.path.basename(path)}: {note}")
                 self.report({"INFO"}, f"Imported {result.summary()}")
         if not imported:  # an ERROR report: the caller sees the failure (bpy.ops raises RuntimeError)
             for _, why in refused:

@@ -12,8 +12,10 @@ from .base import MocapExportBase, MocapImportBase
 ORDER_ITEMS = [("listed", "As Listed", "EulerRotationOrder ZYX means Rz·Ry·Rx (what real files show)"),
                ("reversed", "Reversed", "EulerRotationOrder ZYX means Rx·Ry·Rz")]
 TRANSLATION_ITEMS = [("rotated", "Base-Rotated", "Frame translations are turned by the base rotation "
-                                                 "(what real files show)"),
+                                                 "(MACFileLib exports)"),
                      ("parent", "Parent Frame", "Frame translations add to the base translation (format notes)")]
+READING_ITEMS = [("evidence", "By Evidence", "Read both ways; keep the reading under which planted feet slide "
+                                             "least (the format notes' where they tie)"), *TRANSLATION_ITEMS]
 
 
 class IMPORT_ANIM_OT_mocap_htr(MocapImportBase):
@@ -27,7 +29,7 @@ class IMPORT_ANIM_OT_mocap_htr(MocapImportBase):
     extensions = (".htr",)
     filter_glob: StringProperty(default="*.htr;*.HTR", options={"HIDDEN"})
     order_reading: EnumProperty(name="Rotation Order", items=ORDER_ITEMS, default="listed")
-    translation: EnumProperty(name="Frame Translation", items=TRANSLATION_ITEMS, default="rotated")
+    translation: EnumProperty(name="Frame Translation", items=READING_ITEMS, default="evidence")
     split_takes: BoolProperty(name="One Action per Take", default=False,
                               description="A file holding several takes (block sets numbered afresh) becomes one "
                                           "action per take; else one action, with a timeline marker per take")
@@ -49,7 +51,7 @@ class EXPORT_ANIM_OT_mocap_htr(MocapExportBase):
     filter_glob: StringProperty(default="*.htr;*.HTR", options={"HIDDEN"})
     precision: IntProperty(name="Decimals", default=8, min=1, max=12, description="Decimals written per value")
     order_reading: EnumProperty(name="Rotation Order", items=ORDER_ITEMS, default="listed")
-    translation: EnumProperty(name="Frame Translation", items=TRANSLATION_ITEMS, default="rotated")
+    translation: EnumProperty(name="Frame Translation", items=TRANSLATION_ITEMS, default="parent")
 
     def save_options(self) -> dict:
         return {**super().save_options(), "order_reading": self.order_reading, "translation": self.translation}

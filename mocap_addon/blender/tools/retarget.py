@@ -18,7 +18,7 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, PointerProperty, StringProperty
 
-from ...core.retarget import LENGTHS, METHODS, ROOT_MODES
+from ...core.retarget import FEET, LENGTHS, METHODS, ROOT_MODES
 from ..armature import armature_data, named_or_selected, pose_bones
 from ..armature_to_clip import armature_action
 from ..bone_mapping import armature_mapping
@@ -37,12 +37,17 @@ LENGTH_ITEMS = enum_items(LENGTHS, {"reference": ("Reference Body", "Bone length
                                     "source": ("Armature's", "The armature's own bone lengths")})
 ROOT_ITEMS = enum_items(ROOT_MODES, {"scale": ("Scale by Legs", "Hips travel scaled by the ratio of leg lengths"),
                                      "keep": ("Keep", "Hips travel copied as it is")})
+FEET_ITEMS = enum_items(FEET, {
+    "planted": ("Planted", "Feet on the target's floor, held where they land while the source's are planted "
+                           "(leg IK, knees bending about their own axes)"),
+    "free": ("Free", "Every bone's exact direction, feet where they fall")})
 
 
 class _RootOption:
-    """How a retarget moves the hips (the retarget operator's and the panel's)."""
+    """How a retarget moves the hips and the feet (the retarget operator's and the panel's)."""
 
     root: EnumProperty(name="Root", items=ROOT_ITEMS, default="scale")
+    feet: EnumProperty(name="Feet", items=FEET_ITEMS, default="planted")
 
 
 class _CanonicalOptions:
@@ -110,11 +115,13 @@ class MOCAP_OT_retarget(_RootOption, bpy.types.Operator):
         try:
             with Progress(context) as progress:
                 pose = armature_pose(source)
+                # A rig with an action: its own captures tell its floor and how its bones twist.
+                onto = armature_pose(target) if armature_action(target) is not None else armature_skeleton(target)
                 progress.update(0.2)
-                result = retarget(pose, armature_skeleton(target), mapping=armature_mapping(source),
+                result = retarget(pose, onto, mapping=armature_mapping(source),
                                   target_mapping=armature_mapping(target), root=self.root,
                                   source_reference=reference_rotations(source),
-                                  target_reference=reference_rotations(target))
+                                  target_reference=reference_rotations(target), feet=self.feet)
                 progress.update(0.5)
                 with nothing_left_behind():
                     action = write_pose(target, result, name=f"{source_action.name} on {target.name}",
@@ -122,6 +129,8 @@ class MOCAP_OT_retarget(_RootOption, bpy.types.Operator):
         except ValueError as error:
             self.report({"ERROR"}, f"Retarget failed: {error}")
             return {"CANCELLED"}
+        for warning in result.metadata.get("warnings", []):
+            self.report({"WARNING"}, f"Retarget: {warning}")
         self.report({"INFO"}, f"Retargeted {source.name} onto {target.name}: {action.name}, {result.frame_count} "
                               f"frames in {time.perf_counter() - started:.2f} s")
         return {"FINISHED"}
@@ -223,12 +232,13 @@ class VIEW3D_PT_mocap_retarget(bpy.types.Panel):
         column.prop(settings, "source")
         column.prop(settings, "target")
         column.prop(settings, "root")
+        column.prop(settings, "feet")
         row = layout.row()
         row.enabled = settings.source is not None and settings.target is not None
         operator = row.operator(MOCAP_OT_retarget.bl_idname, icon="ARMATURE_DATA")
         operator.source = settings.source.name if settings.source else ""
         operator.target = settings.target.name if settings.target else ""
-        operator.root = settings.root
+        operator.root, operator.feet = settings.root, settings.feet
         obj = context.active_object
         if obj is None or obj.type != "ARMATURE":
             layout.label(text="Select an armature for the tools below")
