@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Create (once) and print the path of the project's virtual environment.
-#   BPY_VERSION=4.5.3 scripts/env.sh   -> .venv-bpy4.5.3 with that Blender wheel
+#   BPY_VERSION=4.5.15 scripts/env.sh   -> .venv-bpy4.5.15 with that Blender wheel
 # The default is bpy 5.0.1 in .venv.  Re-installs when the requirements change.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -1,10 +1,11 @@
 """Headless batch import and export.
 
-Import motion capture files into one .blend (one armature per file; an .asf picked with .amc
-files is their skeleton)::
+Import motion capture files (or every motion file in folders) into one .blend (one armature per file;
+an .asf picked with .amc files is their skeleton)::
 
     blender --background --python scripts/mocap_batch.py -- walk.bvh run.bvh out.blend
     python scripts/mocap_batch.py walk.bvh 01.asf 01_01.amc out.blend --unit cm     # with the bpy wheel
+    python scripts/mocap_batch.py takes/ out.blend
 
 Export every armature of a .blend (one file per armature, format from --format)::
 
@@ -15,11 +16,12 @@ of another file, writing one file each into a folder::
 
     python scripts/mocap_batch.py takes/ out_folder/ --canonical [--method lengths] [--format htr]
     python scripts/mocap_batch.py walk.bvh run.bvh out_folder/ --retarget-onto character.htr [--feet free]
+    python scripts/mocap_batch.py takes/ out_folder/ --retarget-onto rig.blend:Armature   # a rig in a .blend
 
 Options are the File > Import / Export operators' own (names, choices and defaults are read from
 them; an option left out keeps the operator's default).  One OK or FAIL line per input (or per
-armature); the batch goes on after a failure and the exit code is 1 if anything failed, 2 for
-bad arguments.
+armature; SKIP for an armature without an action, which has nothing to export); the batch goes on
+after a failure and the exit code is 1 if anything failed, 2 for bad arguments or a Python without bpy.
 """
 
 from __future__ import annotations
@@ -29,16 +31,17 @@ import os
 import sys
 import time
 import traceback
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 # Operator properties offered on the command line (the rest are format-specific or UI-only).
-IMPORT_OPTIONS = ("unit", "scale", "axis_forward", "axis_up", "use_file_up_axis", "frame_start", "fps_mode",
-                  "update_scene_range", "rotation_mode", "reduce_keys", "reduce_tolerance", "lenient")
-EXPORT_OPTIONS = ("unit", "scale", "axis_forward", "axis_up", "use_action_range", "precision", "rotation_order",
-                  "use_import_layout")
+IMPORT_OPTIONS = ("unit", "custom_unit", "scale", "axis_forward", "axis_up", "use_file_up_axis", "frame_start",
+                  "fps_mode", "update_scene_range", "rotation_mode", "reduce_keys", "reduce_tolerance", "lenient")
+EXPORT_OPTIONS = ("unit", "custom_unit", "scale", "axis_forward", "axis_up", "use_action_range", "precision",
+                  "rotation_order", "use_import_layout")
 
 
 def _choice(items: list[str]) -> Any:
@@ -89,8 +92,9 @@ def arguments(argv: list[str], bpy: Any) -> argparse.Namespace:
                         help="put every input on the canonical skeleton, one file each in the output folder")
     parser.add_argument("--method", default="rotations", choices=("rotations", "lengths"),
                         help="canonical conversion method (default rotations)")
-    parser.add_argument("--retarget-onto", metavar="FILE",
-                        help="retarget every input onto FILE's skeleton, one file each in the output folder")
+    parser.add_argument("--retarget-onto", metavar="FILE|RIG.blend:OBJECT",
+                        help="retarget every input onto FILE's skeleton, or onto the armature OBJECT of a .blend "
+                             "(with its bone mapping and reference pose), one file each in the output folder")
     parser.add_argument("--feet", choices=("planted", "free"),
                         help="planted: feet on the target's floor, held during contacts (retarget's default); "
                              "free: exact limb directions (the canonical conversion's default)")
@@ -168,13 +172,20 @@ def import_files(bpy: Any, options: argparse.Namespace) -> int:
     from mocap_addon.core.formats import files_to_read
 
     bpy.ops.wm.read_homefile(use_empty=True)
-    jobs = dict(files_to_read(options.inputs))
+    failures = 0
+    inputs = []
+    for name in options.inputs:
+        found = [str(path) for path in motion_files([name])]
+        if not found:
+            failures += 1
+            print(f"FAIL {name}: no motion capture files in this folder")
+        inputs += found
+    jobs = dict(files_to_read(inputs))
     takes_of: dict[str, list[str]] = {}
     for take, skeleton in jobs.items():
         if skeleton is not None:
             takes_of.setdefault(skeleton, []).append(os.path.basename(take))
-    failures = 0
-    for path in options.inputs:
+    for path in inputs:
         started = time.perf_counter()
         if path not in jobs:
             print(f"OK   {path}: skeleton of {', '.join(takes_of.get(path, []))}")
@@ -217,6 +228,9 @@ def export_armatures(bpy: Any, options: argparse.Namespace) -> int:
         return 1
     failures = 0
     for obj in armatures:
+        if obj.animation_data is None or obj.animation_data.action is None:
+            print(f"SKIP {obj.name}: no action (a skeleton only), nothing to export")
+            continue
         target = folder / (obj.name.replace("/", "_").replace("\\", "_") + exporter.filename_ext)
         started = time.perf_counter()
         try:
@@ -245,16 +259,60 @@ def motion_files(inputs: list[str]) -> list[Path]:
     return found
 
 
-def convert_files(options: argparse.Namespace) -> int:
+def rig_in_blend(target: str) -> tuple[str, str] | None:
+    """``(blend, object)`` for a ``--retarget-onto`` of the form ``rig.blend:Object``, else ``None``."""
+    blend, colon, name = target.partition(".blend:")
+    return (blend + ".blend", name) if colon and name else None
+
+
+def onto_rig(bpy: Any, blend: str, name: str, **options: Any) -> Any:
+    """A function retargeting a clip onto the armature ``name`` of ``blend`` as ``mocap.retarget`` does: the
+    armature's skeleton in its clip space (its pose, where it has an action), its bone mapping (hand edits
+    included) and reference pose, and ``options`` (``feet``); the result is in the rig's unit (its import's,
+    else Blender's metres)."""
+    from mocap_addon.blender.armature import armature_named
+    from mocap_addon.blender.armature_to_clip import armature_action
+    from mocap_addon.blender.bone_mapping import armature_mapping
+    from mocap_addon.blender.import_record import skeleton_from_json, stored_record
+    from mocap_addon.blender.motion import armature_pose, armature_skeleton
+    from mocap_addon.blender.tools.retarget import reference_rotations
+    from mocap_addon.core.retarget import retarget
+
+    if not os.path.isfile(blend):
+        raise FileNotFoundError(f"{blend}: no such file")
+    bpy.ops.wm.open_mainfile(filepath=os.path.abspath(blend))
+    rig = armature_named(name)
+    if rig is None:
+        raise ValueError(f"{blend} has no armature called {name!r}")
+    target = armature_pose(rig) if armature_action(rig) is not None else armature_skeleton(rig)
+    mapping, reference = armature_mapping(rig), reference_rotations(rig)
+    stored = stored_record(rig)
+    unit = 1.0 if stored is None else skeleton_from_json(stored)[1].get("unit_in_metres")
+
+    def onto(clip: Any) -> Any:
+        result = retarget(clip, target, target_mapping=mapping, target_reference=reference, **options)
+        result.unit_in_metres = unit
+        return result
+    return onto
+
+
+def convert_files(bpy: Any, options: argparse.Namespace) -> int:
     """Canonical conversion or retargeting of every input into the output folder; returns the failures."""
     from mocap_addon.core import MocapFormatError, load, save
     from mocap_addon.core.retarget import retarget, to_canonical
 
     folder = Path(options.output)
     folder.mkdir(parents=True, exist_ok=True)
+    feet = {"feet": options.feet} if options.feet else {}
     try:
-        target = load(options.retarget_onto) if options.retarget_onto else None
-    except (MocapFormatError, OSError, ValueError) as error:
+        rig = rig_in_blend(options.retarget_onto or "")
+        if rig is not None:
+            convert = onto_rig(bpy, *rig, **feet)
+        elif options.retarget_onto:
+            convert = partial(retarget, target=load(options.retarget_onto), **feet)
+        else:
+            convert = partial(to_canonical, method=options.method, **feet)
+    except (MocapFormatError, OSError, ValueError, RuntimeError) as error:
         print(f"FAIL {options.retarget_onto}: {failure(error)}")
         return 1
     failures = 0
@@ -263,9 +321,7 @@ def convert_files(options: argparse.Namespace) -> int:
         written = folder / f"{path.stem}.{options.format.lower()}"
         try:
             clip = load(path)
-            feet = {"feet": options.feet} if options.feet else {}
-            result = (to_canonical(clip, method=options.method, **feet) if target is None
-                      else retarget(clip, target, **feet))
+            result = convert(clip)
             save(result, written)
         except (MocapFormatError, OSError, ValueError) as error:
             failures += 1
@@ -276,8 +332,21 @@ def convert_files(options: argparse.Namespace) -> int:
     return failures
 
 
+def without_bpy() -> str:
+    """One line saying how to run the script, for a Python without the bpy module."""
+    root = Path(__file__).resolve().parents[1]
+    venv = root / ".venv" / "bin" / "python"
+    python = os.path.relpath(venv) if venv.is_file() else "the Python of the venv `bash scripts/env.sh` makes"
+    return (f"mocap_batch: this Python ({sys.executable}) has no bpy module: run it with {python} "
+            "(the bpy wheel), or inside Blender: blender --background --python scripts/mocap_batch.py -- ARGS")
+
+
 def main() -> int:
-    import bpy
+    try:
+        import bpy
+    except ImportError:
+        print(without_bpy(), file=sys.stderr)
+        return 2
 
     import mocap_addon
 
@@ -287,7 +356,7 @@ def main() -> int:
     except SystemExit as stop:  # --help, or bad arguments (already explained by argparse)
         return stop.code if isinstance(stop.code, int) else 2
     if converting(options):
-        return 1 if convert_files(options) else 0
+        return 1 if convert_files(bpy, options) else 0
     run = export_armatures if exporting(options) else import_files
     return 1 if run(bpy, options) else 0
 

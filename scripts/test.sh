@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run every test, then lint and type checks.  Creates the environment if needed.
 #   scripts/test.sh                 all tests on bpy 5.0.1
-#   BPY_VERSION=4.5.3 scripts/test.sh -m blender   the Blender tier on another wheel
+#   BPY_VERSION=4.5.15 scripts/test.sh -m blender   the Blender tier on another wheel
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$("$root/scripts/env.sh")"

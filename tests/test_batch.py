@@ -25,8 +25,8 @@ def batch(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def ours(result: subprocess.CompletedProcess[str]) -> list[str]:
-    """The script's own OK / FAIL / saved lines (Blender's report lines left out)."""
-    return [line for line in result.stdout.splitlines() if line.startswith(("OK   ", "FAIL ", "saved "))]
+    """The script's own OK / FAIL / SKIP / saved lines (Blender's report lines left out)."""
+    return [line for line in result.stdout.splitlines() if line.startswith(("OK   ", "FAIL ", "SKIP ", "saved "))]
 
 
 def test_import_to_blend_and_export_back(tmp_path):
@@ -85,10 +85,10 @@ def test_odd_inputs_each_get_one_line_and_the_blend_is_still_saved(blender, tmp_
     assert (bones["Spine"].head_local - bones["Hips"].head_local).length == pytest.approx(0.01 * 101 ** 0.5)
     assert sorted(bpy.data.objects.keys()) == ["01_01", "solo", "walk_turn", "zero"]
     result = batch(str(blend), str(tmp_path / "exported"), "--format", "HTR")
-    assert result.returncode == 1  # the skeleton-only armatures have no action to export
+    assert result.returncode == 0, result.stdout + result.stderr  # skeleton-only armatures are skipped, said so
     assert sorted(line.split(" -> ")[0] for line in ours(result)) == [
-        "FAIL solo: HTR export failed: solo has no action to export",
-        "FAIL zero: HTR export failed: zero has no action to export", "OK   01_01", "OK   walk_turn"]
+        "OK   01_01", "OK   walk_turn", "SKIP solo: no action (a skeleton only), nothing to export",
+        "SKIP zero: no action (a skeleton only), nothing to export"]
     exported = world_positions(load(tmp_path / "exported" / "walk_turn.htr"))
     np.testing.assert_allclose(exported, world_positions(load(SAMPLE)), atol=5e-3)
 
@@ -120,7 +120,7 @@ def test_import_options_match_the_operators(blender, tmp_path):
 
 @pytest.mark.parametrize("arguments, message", [
     (["--format", "fbx"], "argument --format: 'fbx' is not one of bvh, htr, amc"),
-    (["--unit", "furlong"], "argument --unit: 'furlong' is not one of AUTO, M, CM, MM, IN, FT"),
+    (["--unit", "furlong"], "argument --unit: 'furlong' is not one of AUTO, M, CM, MM, IN, FT, CUSTOM"),
     (["--frame-start", "ten"], "argument --frame-start: invalid int value: 'ten'"),
 ])
 def test_bad_arguments_are_one_line_and_exit_code_2(tmp_path, arguments, message):
@@ -138,3 +138,73 @@ def test_importing_needs_a_blend_and_exporting_needs_a_readable_one(tmp_path):
     assert result.returncode == 1
     assert ours(result) == [f"FAIL {missing}: " + ours(result)[0].split(": ", 1)[1]]
     assert "Traceback" not in result.stdout + result.stderr
+
+
+# Issue 21, item 4.
+
+def test_folders_import_into_a_blend(tmp_path):
+    takes = tmp_path / "takes"
+    takes.mkdir()
+    shutil.copy(SAMPLE, takes / "walk.bvh")
+    save(load(SAMPLE), takes / "walk_htr.htr")
+    save(load(SAMPLE), takes / "01_01.amc")
+    (takes / "01_01.asf").rename(takes / "01.asf")
+    (takes / "notes.txt").write_text("not motion capture\n")
+    (tmp_path / "empty").mkdir()
+    blend = tmp_path / "scene.blend"
+    result = batch(str(takes), str(tmp_path / "empty"), str(blend))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert [re.sub(r", [0-9.]+ s$", "", line) for line in ours(result)] == [
+        f"FAIL {tmp_path / 'empty'}: no motion capture files in this folder",
+        f"OK   {takes / '01_01.amc'}: 01_01, 29 joints, frames 1-120",
+        f"OK   {takes / 'walk.bvh'}: walk, 23 joints, frames 1-120",
+        f"OK   {takes / 'walk_htr.htr'}: walk_htr, 23 joints, frames 1-120",
+        f"saved {blend}"]
+    assert batch(str(takes), str(blend)).returncode == 0
+
+
+def test_retarget_onto_a_rig_in_a_blend_uses_its_bone_mapping(blender, tmp_path):
+    import mocap_addon
+    from tests.test_blender_retarget import build_rig
+
+    bpy = blender
+    mocap_addon.register()
+    try:
+        rig = build_rig(bpy, "character")
+        from mocap_addon.blender.bone_mapping import armature_mapping
+
+        armature_mapping(rig)
+        rig.data.mocap_mapping["mixamorig:LeftArm"].canonical = ""  # by hand: the left arm follows nothing
+        bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "rig.blend"))
+    finally:
+        mocap_addon.unregister()
+    out = tmp_path / "out"
+    result = batch(str(SAMPLES / "jog_wave.bvh"), str(out), "--retarget-onto", f"{tmp_path / 'rig.blend'}:character")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert ours(result)[0].startswith(f"OK   {SAMPLES / 'jog_wave.bvh'} -> {out / 'jog_wave.bvh'}: 22 joints, "
+                                      "120 frames")
+    clip = load(out / "jog_wave.bvh")
+    assert clip.skeleton.names[0] == "mixamorig:Hips" and clip.skeleton.joint_count == 22
+    # Against a retarget onto the same skeleton with its mapping detected from the names: the same but for
+    # the left arm, which the hand edit left to its reference pose.
+    from mocap_addon.core.retarget import retarget
+
+    detected = world_positions(retarget(load(SAMPLES / "jog_wave.bvh"), clip.skeleton))
+    ours_positions = world_positions(clip)
+    arm = [clip.skeleton.index(f"mixamorig:Left{n}") for n in ("Arm", "ForeArm", "Hand")]
+    rest = [j for j in range(22) if j not in arm]
+    np.testing.assert_allclose(ours_positions[:, rest], detected[:, rest], atol=1e-5)
+    assert np.linalg.norm(ours_positions[:, arm] - detected[:, arm], axis=-1).max() > 0.1  # metres
+    for bad, message in ((f"{tmp_path / 'rig.blend'}:nobody", "rig.blend has no armature called 'nobody'"),
+                         (f"{tmp_path / 'absent.blend'}:character", "absent.blend: no such file")):
+        result = batch(str(SAMPLE), str(out), "--retarget-onto", bad)
+        assert result.returncode == 1 and message in ours(result)[0], result.stdout
+
+
+def test_a_python_without_bpy_gets_one_line(tmp_path):
+    """-S: no site-packages, as a system Python without the wheel."""
+    result = subprocess.run([sys.executable, "-S", str(REPO / "scripts" / "mocap_batch.py"), str(SAMPLE),
+                             str(tmp_path / "out.blend")], capture_output=True, text=True, check=False, timeout=60)
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1 and "has no bpy module: run it with" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -277,3 +277,31 @@ def test_panel_draws_inputs_and_the_results_tools(clips):
     drawn.clear()
     VIEW3D_PT_mocap_blend.draw(Panel(), bpy.context)
     assert drawn[9:] == ["mix", "mocap.blend_update", "bone", "count", "mocap.envelope", "target", "mocap.solve_mix"]
+
+
+def test_blend_defaults_to_the_selection_and_says_which_clip_has_no_action(clips):
+    """Issue 21, item 7: the active armature is A, the other selected one B; errors speak of blending."""
+    bpy = clips
+    a, b = bpy.data.objects[A], bpy.data.objects[B]
+    for obj in bpy.context.view_layer.objects:
+        obj.select_set(obj in (a, b))
+    bpy.context.view_layer.objects.active = a
+    assert bpy.ops.mocap.blend(mix=1.0) == {"FINISHED"}
+    result = bpy.data.objects[RESULT]
+    made = result.data.mocap_blend
+    assert (made.clip_a, made.clip_b) == (a, b) and bpy.context.object == result
+    np.testing.assert_allclose(heads(bpy, RESULT, range(1, 40)), heads(bpy, B, range(1, 40)),
+                               atol=tolerance(heads(bpy, B, range(1, 40))))
+    before = ids(bpy)
+    for obj in bpy.context.view_layer.objects:
+        obj.select_set(obj == a)
+    bpy.context.view_layer.objects.active = a
+    with pytest.raises(RuntimeError, match=r"select armature B, then A \(active\)"):
+        bpy.ops.mocap.blend()
+    still = a.copy()
+    still.animation_data_clear()
+    bpy.context.collection.objects.link(still)
+    with pytest.raises(RuntimeError, match=f"Blend failed: {still.name} has no action to blend$"):
+        bpy.ops.mocap.blend(clip_a=A, clip_b=still.name)
+    bpy.data.objects.remove(still)
+    assert ids(bpy) == before

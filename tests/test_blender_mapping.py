@@ -268,3 +268,53 @@ def test_user_presets_live_in_the_extension_user_directory(addon):
     assert folder.parts[-4:] == (".user", "user_default", "mocap_io", "presets") and "extensions" in folder.parts
     plain = presets_folder("mocap_addon.blender.tools", create=False)
     assert plain.parts[-2:] == ("mocap_io", "presets") and "config" in plain.parts
+
+
+def test_hand_edits_survive_added_and_renamed_bones(addon):
+    """Issue 21, item 2: hand edits stay for bones that still exist, a renamed bone keeps its entry,
+    a new bone is detected."""
+    from mocap_addon.blender.bone_mapping import armature_mapping
+
+    bpy = addon
+    obj = imported(bpy, SAMPLE)
+    entries = obj.data.mocap_mapping
+    assert entries["Chest"].canonical == "spine_04"
+    entries["Chest"].canonical = "spine_03"  # the spine set by hand
+    entries["Tail"].canonical = ""  # a hand edit to nothing
+    entries["Neck"].canonical = "neck_02"
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    edit_bones = obj.data.edit_bones
+    edit_bones["LeftArm"].name = "arm_upper_twin"  # a name detection would not read as the upper arm
+    edit_bones["Neck"].name = "neck_renamed"
+    finger = edit_bones.new("LeftHandIndex1")
+    finger.head = edit_bones["LeftHand"].tail
+    finger.tail = finger.head + (edit_bones["LeftHand"].tail - edit_bones["LeftHand"].head)
+    finger.parent = edit_bones["LeftHand"]
+    bpy.ops.object.mode_set(mode="OBJECT")
+    mapping = armature_mapping(obj)
+    assert set(mapping) == {bone.name for bone in obj.data.bones}
+    assert mapping["Chest"] == "spine_03" and entries["Chest"].rule == "set by hand"
+    assert mapping["Tail"] is None and entries["Tail"].rule == "set by hand"
+    assert mapping["neck_renamed"] == "neck_02" and entries["neck_renamed"].rule == "set by hand"
+    assert mapping["arm_upper_twin"] == "upper_arm_l"  # renamed: its entry, though its new name says nothing
+    assert mapping["LeftHandIndex1"] == "index_01_l"  # new: detected
+    assert mapping["LeftForeArm"] == "lower_arm_l" and mapping["Spine"] == "spine_01"
+    # Stored again under the new names: a second look changes nothing.
+    assert armature_mapping(obj) == mapping
+    # A bone removed takes its entry with it; the rest stay.
+    bpy.ops.object.mode_set(mode="EDIT")
+    obj.data.edit_bones.remove(obj.data.edit_bones["LeftHandIndex1"])
+    bpy.ops.object.mode_set(mode="OBJECT")
+    assert armature_mapping(obj) == {name: joint for name, joint in mapping.items() if name != "LeftHandIndex1"}
+
+
+def test_load_mapping_preset_without_a_preset_refuses(addon):
+    """Issue 21, item 7: no preset chosen is not the first built-in one."""
+    bpy = addon
+    obj = imported(bpy, SAMPLE)
+    before = stored(obj)
+    with pytest.raises(RuntimeError, match="choose a preset"):
+        bpy.ops.mocap.load_mapping_preset()
+    assert stored(obj) == before and obj.data.mocap_mapping["Hips"].rule != "preset 3ds Max Biped"
+    assert bpy.ops.mocap.load_mapping_preset(preset="BUILTIN:biped") == {"FINISHED"}

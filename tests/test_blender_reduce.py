@@ -126,3 +126,91 @@ def test_batch_reduces_and_says_so(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     line = next(x for x in result.stdout.splitlines() if x.startswith("OK   "))
     assert ", keys 11400 -> " in line and "worst error" in line
+
+
+# Issue 21, item 8: Reduce Keys on the action an armature already has (imports, retargets, blends).
+
+def reduce_active(bpy, capfd, tolerance=TOLERANCE) -> str:
+    """Run mocap.reduce_keys on the active armature; its report line."""
+    capfd.readouterr()
+    assert bpy.ops.mocap.reduce_keys(tolerance=tolerance) == {"FINISHED"}
+    return next(line for line in capfd.readouterr().out.splitlines() if "Reduced" in line)
+
+
+def check_reduced(bpy, full, reduced, action_name: str, before: int) -> dict:
+    action = reduced.animation_data.action
+    assert action.name == action_name and action_name not in {a.name for a in bpy.data.actions if a != action}
+    record = action["mocap_reduction"]
+    assert record["before"] == before and record["after"] == key_count(reduced) < 0.6 * before
+    measured = worst_distance(bpy, full, reduced)
+    assert 0.3 * TOLERANCE * record["height"] < measured <= TOLERANCE * record["height"]
+    assert measured == pytest.approx(record["worst_error"], rel=1e-3, abs=1e-6 * record["height"])
+    return record
+
+
+@pytest.mark.parametrize("rotation_mode", ["QUATERNION", "EULER"])
+def test_reduce_keys_operator_on_an_import(addon, capfd, rotation_mode):
+    bpy = addon
+    for _ in range(2):
+        assert bpy.ops.import_anim.mocap_bvh(filepath=str(SAMPLES / "jog_wave.bvh"),
+                                             rotation_mode=rotation_mode) == {"FINISHED"}
+    full, reduced = (bpy.data.objects[name] for name in ("jog_wave", "jog_wave.001"))
+    action_name, before = reduced.animation_data.action.name, key_count(reduced)
+    line = reduce_active(bpy, capfd)
+    record = check_reduced(bpy, full, reduced, action_name, before)
+    assert line.startswith(f"Info: Reduced jog_wave.001: keys {before} -> {record['after']} (")
+    assert "worst error" in line and reduced.animation_data.action["mocap_frame_time"] == pytest.approx(1 / 30)
+    assert {bone.rotation_mode for bone in reduced.pose.bones} == {bone.rotation_mode for bone in full.pose.bones}
+
+
+def test_reduce_keys_operator_on_a_retarget_with_an_euler_bone(addon, capfd):
+    """A rig made in Blender, retargeted: quaternion bones reduced, a bone in an Euler mode keeps its keys."""
+    from tests.test_blender_retarget import build_rig, import_sample, select
+
+    bpy = addon
+    source = import_sample(bpy)
+    rigs = [build_rig(bpy, name) for name in ("full", "rig")]
+    for rig in rigs:
+        rig.pose.bones["mixamorig:LeftForeArm"].rotation_mode = "XZY"
+        select(bpy, source, rig)
+        assert bpy.ops.mocap.retarget() == {"FINISHED"}
+    full, reduced = rigs
+    action_name, before = reduced.animation_data.action.name, key_count(reduced)
+    reduce_active(bpy, capfd)
+    check_reduced(bpy, full, reduced, action_name, before)
+    def euler(obj) -> list:
+        return [fc for fc in curves(obj) if '"mixamorig:LeftForeArm"].rotation_euler' in fc.data_path]
+
+    # Not modelled with the quaternions: every frame kept (curve_keys drops only keys that change nothing).
+    assert len(euler(reduced)) == 3 and sum(len(fc.keyframe_points) for fc in euler(reduced)) > 120
+    for kept, whole in zip(euler(reduced), euler(full)):
+        np.testing.assert_allclose([kept.evaluate(f) for f in range(1, 121)],
+                                   [whole.evaluate(f) for f in range(1, 121)], atol=1e-6)
+
+
+def test_reduce_keys_refuses_what_it_cannot_rewrite(addon):
+    from tests.blender_helpers import ids
+
+    bpy = addon
+    bpy.ops.import_anim.mocap_bvh(filepath=str(SAMPLES / "walk_turn.bvh"))
+    obj = bpy.context.object
+    obj.keyframe_insert("location", frame=1)  # the object's own motion, in the same action
+    before, keys = ids(bpy), key_count(obj)
+    with pytest.raises(RuntimeError, match=r"walk_turn also animates location: Reduce Keys rewrites bone"):
+        bpy.ops.mocap.reduce_keys()
+    assert ids(bpy) == before and key_count(obj) == keys
+    obj.animation_data.action = None
+    assert not bpy.ops.mocap.reduce_keys.poll()
+
+
+def test_reduce_keys_panel(addon):
+    from mocap_addon.blender.tools.reduce import VIEW3D_PT_mocap_reduce
+    from tests.test_blender_mapping import Recorder
+
+    bpy = addon
+    bpy.ops.import_anim.mocap_bvh(filepath=str(SAMPLES / "walk_turn.bvh"))
+    calls: list = []
+    VIEW3D_PT_mocap_reduce.draw(type("Drawn", (), {"layout": Recorder(calls)})(), bpy.context)
+    assert ("label", (), {"text": f"walk_turn: {120 * (23 * 4 + 3)} keys"}) in calls
+    assert ("prop", (bpy.context.scene, "mocap_reduce_tolerance"), {}) in calls
+    assert ("operator", ("mocap.reduce_keys",), {"icon": "IPO_LINEAR"}) in calls

@@ -128,7 +128,7 @@ def test_failures_leave_the_scene_as_it_was(addon):
     before = ids(bpy)
     with pytest.raises(RuntimeError, match="no joint mapped to upper_leg_l"):
         bpy.ops.mocap.retarget(source=source.name, target=legless.name)
-    with pytest.raises(RuntimeError, match="choose a target armature"):
+    with pytest.raises(RuntimeError, match="no armature called 'nothing'"):
         bpy.ops.mocap.retarget(source=source.name, target="nothing")
     legless.animation_data_create()
     legless.animation_data.action = source.animation_data.action
@@ -250,3 +250,34 @@ def test_knees_and_elbows_bend_about_the_rigs_own_axes(addon):
     assert bpy.ops.mocap.retarget(source=source.name, target=target.name) == {"FINISHED"}
     for hinge, axis in hinge_axes(armature_pose(target)).items():
         assert angle_between(axis, own[hinge]) < 3.0, hinge
+
+
+def select(bpy, *objects) -> None:
+    """Select ``objects`` only, the last one active (as a click, then shift-clicks, leave them)."""
+    for obj in bpy.context.view_layer.objects:
+        obj.select_set(obj in objects)
+    bpy.context.view_layer.objects.active = objects[-1]
+
+
+def test_retarget_defaults_to_the_selection(addon):
+    """Issue 21, item 7: the active armature is the target, the other selected one the source."""
+    bpy = addon
+    source = import_sample(bpy)
+    target = build_rig(bpy, "rig")
+    build_rig(bpy, "bystander")  # not selected: not a candidate
+    select(bpy, source, target)
+    assert bpy.ops.mocap.retarget(feet="free") == {"FINISHED"}
+    action = target.animation_data.action
+    assert action.name == f"{source.animation_data.action.name} on rig"
+    by_selection = directions(bpy, target, "mixamo")
+    assert bpy.ops.mocap.retarget(source=source.name, target=target.name, feet="free") == {"FINISHED"}
+    np.testing.assert_allclose(directions(bpy, target, "mixamo"), by_selection, atol=1e-6)
+    np.testing.assert_allclose(by_selection, directions(bpy, source), atol=2e-3)  # the limbs follow
+    before = ids(bpy)
+    select(bpy, target)
+    with pytest.raises(RuntimeError, match=r"select the source armature, then the target \(active\)"):
+        bpy.ops.mocap.retarget()
+    select(bpy, source, bpy.data.objects["bystander"], target)  # two others: which one is meant?
+    with pytest.raises(RuntimeError, match="select the source armature"):
+        bpy.ops.mocap.retarget()
+    assert ids(bpy) == before

@@ -204,6 +204,29 @@ def test_lenient_mode_accepts_a_frame_count_mismatch():
     assert clip.metadata["warnings"] == ["Frames: says 5 but 3 rows follow"]
 
 
+@pytest.mark.parametrize("ending, line, values, rows", [
+    ("5 6", 20, 2, 1), ("5 6 7 0 0 9", 20, 6, 1), ("5 6 7 0 0 9\n\n  \n", 20, 6, 1),
+    ("5 6 7 0 0 90 90 0 0\n1", 21, 1, 2)])
+def test_lenient_mode_drops_a_last_row_cut_short(ending, line, values, rows):
+    """Issue 21, item 6: a file cut in the middle of a row loads its whole rows and says so."""
+    text = TWO_JOINTS.replace("Frames: 2", "Frames: 3").replace("5 6 7 0 0 90 90 0 0\n", ending)
+    with pytest.raises(MocapFormatError, match=f"test.bvh:{line}: expected 9 values in frame {rows + 1}, found"):
+        parse(text)
+    clip = parse(text, strict=False)
+    assert clip.frame_count == rows
+    np.testing.assert_array_equal(clip.motion, parse(TWO_JOINTS).motion[:rows])
+    assert clip.metadata["warnings"] == [f"line {line}: frame {rows + 1} is cut short ({values} of 9 values): dropped",
+                                         f"Frames: says 3 but {rows} rows follow"]
+
+
+def test_lenient_mode_still_refuses_a_bad_row_before_the_last():
+    text = TWO_JOINTS.replace("0 0 0 0 0 0 0 0 0\n", "0 0 0 0\n")
+    with pytest.raises(MocapFormatError, match=r"test\.bvh:19: expected 9 values in frame 1, found 4"):
+        parse(text, strict=False)
+    with pytest.raises(MocapFormatError, match=r"test\.bvh:20: expected 9 values in frame 2, found 10"):
+        parse(TWO_JOINTS.replace("90 0 0\n", "90 0 0 1\n"), strict=False)
+
+
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is absent")
 def test_json_named_bvh_in_the_corpus_is_refused():
     with pytest.raises(MocapFormatError, match=r"perfume_resource_a_JSON_not_bvh.bvh:1: not a BVH file"):

@@ -115,3 +115,38 @@ def test_blend_takes_the_feet_and_the_heading_root(tmp_path):
     expected = blend(load(SAMPLE), load(SAMPLES / "jog_wave.bvh"), 0.5, feet="free", root="heading")
     np.testing.assert_allclose(world_positions(load(target)), world_positions(expected), atol=1e-5)
     assert run("blend", str(SAMPLE), str(SAMPLE), str(target), "--feet", "stuck").returncode != 0
+
+
+def _in_process(command: str):
+    """What the command computes before writing, here."""
+    from mocap_addon.core.blend import blend
+    from mocap_addon.core.retarget import retarget, to_canonical
+
+    jog, walk = load(SAMPLES / "jog_wave.bvh"), load(SAMPLE)
+    return {"retarget": lambda: retarget(jog, walk), "blend": lambda: blend(walk, jog, 0.5),
+            "canonical": lambda: to_canonical(jog)}[command]()
+
+
+@pytest.mark.parametrize("command", [
+    ["retarget", str(SAMPLES / "jog_wave.bvh"), "--onto", str(SAMPLE)],
+    ["blend", str(SAMPLE), str(SAMPLES / "jog_wave.bvh")],
+    ["canonical", str(SAMPLES / "jog_wave.bvh")]], ids=["retarget", "blend", "canonical"])
+def test_reduce_writes_what_the_reduced_keys_play_back(tmp_path, command):
+    """Issue 21, item 8: --reduce on retarget, blend and canonical: the file holds every frame of what the
+    reduced keys play back, within the tolerance of the full result, and the report gives the keys."""
+    from mocap_addon.core.reduce import played_back, reduce_keys
+
+    reduced = tmp_path / "reduced.bvh"
+    result = run(*command, str(reduced), "--precision", "9", "--reduce", "0.002")
+    assert result.returncode == 0, result.stderr
+    whole, written = _in_process(command[0]), load(reduced)
+    reduction = reduce_keys(whole, 0.002)
+    assert f"; keys {reduction.keys_before} -> {reduction.keys_after} (" in result.stdout
+    assert reduction.keys_after < 0.6 * reduction.keys_before
+    assert written.frame_count == whole.frame_count
+    order = [written.skeleton.index(name) for name in whole.skeleton.names]  # BVH writes depth first
+    positions = world_positions(written)[:, order]
+    np.testing.assert_allclose(positions, world_positions(played_back(whole, reduction.frames)), atol=1e-6)
+    error = np.linalg.norm(positions - world_positions(whole), axis=-1).max()
+    assert 0.3 * reduction.tolerance < error <= reduction.worst_error + 1e-6  # heads (the bound covers tails too)
+    assert "written motion is the reduced keys" in " ".join(run(command[0], "--help").stdout.split())

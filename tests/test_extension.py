@@ -51,3 +51,18 @@ def test_installed_package_imports_a_bvh(package, tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "IMPORTED walk_turn 23 120.0" in result.stdout
     assert (tmp_path / "extensions" / "user_default" / "mocap_io" / "blender_manifest.toml").is_file()
+
+
+def test_build_runs_from_a_python_without_the_wheel(tmp_path):
+    """Issue 21, item 10: `python scripts/build_extension.py` with a Python that has no bpy (-S: no
+    site-packages) hands over to the project's venv."""
+    result = subprocess.run([sys.executable, "-S", str(REPO / "scripts" / "build_extension.py"), "--output-dir",
+                             str(tmp_path)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(tmp_path / "mocap_io-0.1.0.zip") and zipfile.is_zipfile(result.stdout.strip())
+    handed_over = dict(os.environ, MOCAP_BUILD_HANDED_OVER="1")  # as if the venv had no wheel either
+    result = subprocess.run([sys.executable, "-S", str(REPO / "scripts" / "build_extension.py")],
+                            capture_output=True, text=True, check=False, env=handed_over)
+    assert result.returncode == 1 and result.stderr.strip() == (
+        "the bpy wheel is not installed in this Python: run `bash scripts/env.sh`, then "
+        "`.venv/bin/python scripts/build_extension.py`")

@@ -225,3 +225,13 @@ def test_each_format_has_one_operator_pair_that_agrees_with_its_core_module(blen
         assert importer.extensions == file_format.extensions
         assert importer.filename_ext == exporter.filename_ext == file_format.extensions[0]
         assert importer.format_label == exporter.format_label == file_format.label
+
+
+def test_default_unit_is_what_a_format_that_states_none_expects_for_motion_from_another():
+    from mocap_addon.core.formats import default_unit
+
+    assert formats.FORMATS[".bvh"].expected_unit == "cm"
+    assert default_unit(".bvh", "htr", 0.001) == 0.01 and default_unit(".bvh", "amc", 0.0254 / 0.45) == 0.01
+    assert default_unit(".bvh", "bvh", 0.001) == 0.001  # a BVH's own unit stays
+    assert default_unit(".bvh", "htr", None) is None  # an unknown unit cannot be converted
+    assert default_unit(".htr", "bvh", 0.01) == 0.01 and default_unit(".amc", "htr", 0.001) == 0.001

@@ -17,6 +17,7 @@ from mocap_addon.core.reduce import (
     default_tails,
     figure_height,
     interpolate,
+    played_back,
     reduce_keys,
 )
 from tests.conftest import CORPUS, SAMPLES, corpus_files
@@ -207,3 +208,22 @@ def random_motions(draw) -> tuple[Clip, float]:
 def test_bound_holds_on_random_clips(case):
     clip, tolerance = case
     check(clip, tolerance)
+
+
+@pytest.mark.parametrize("path", [SAMPLES / "walk_turn.bvh", *CAPTURES[1::4]], ids=lambda p: p.name)
+def test_played_back_is_what_the_kept_keys_play(path):
+    """A reduced motion at every frame: each bone as bone_points plays the kept keys (the reduction's own
+    model), the clip's own layout, a pose for a pose (issue 21, item 8: what --reduce writes)."""
+    clip = load(path)
+    result = reduce_keys(clip, 0.002)
+    back = played_back(clip, result.frames)
+    assert isinstance(back, Clip) and back.skeleton.channels == clip.skeleton.channels
+    tails = default_tails(clip)
+    size = result.height
+    np.testing.assert_allclose(bone_points(back, tails), bone_points(clip, tails, result.frames), atol=1e-9 * size)
+    assert worst_distance(clip, result.frames) == pytest.approx(result.worst_error, rel=1e-9, abs=1e-12 * size)
+    posed = played_back(clip.pose(), result.frames)
+    np.testing.assert_allclose(bone_points(posed, tails), bone_points(back, tails), atol=1e-9 * size)
+    everything = [np.arange(clip.frame_count)] * clip.skeleton.joint_count
+    np.testing.assert_allclose(bone_points(played_back(clip, everything), tails), bone_points(clip, tails),
+                               atol=1e-9 * size)

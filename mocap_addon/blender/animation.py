@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 ROTATION_MODES = ("QUATERNION", "EULER")
 
 
-def _bone_path(name: str, prop: str) -> str:
+def bone_path(name: str, prop: str) -> str:
     return f'pose.bones["{bpy.utils.escape_identifier(name)}"].{prop}'
 
 
@@ -52,7 +52,7 @@ class _KeyWriter:
     def write_all(self, bone: str, prop: str, values: np.ndarray, frames_kept: np.ndarray | None) -> None:
         """One curve per column of ``values`` for a pose bone's ``prop``, each keyed at the frames it needs
         of ``frames_kept`` (frame indices; every frame when ``None``)."""
-        path = _bone_path(bone, prop)
+        path = bone_path(bone, prop)
         for index in range(values.shape[1]):
             kept = None if frames_kept is None else curve_keys(values[:, index], frames_kept)
             self.write(path, index, bone, values[:, index], kept)
@@ -150,9 +150,14 @@ def curves_by_path(obj: bpy.types.Object | bpy.types.Armature,
     return {(fc.data_path, fc.array_index): fc for fc in Channels(action, obj, create=False).all()}
 
 
+def key_count(obj: bpy.types.Object | bpy.types.Armature, action: bpy.types.Action) -> int:
+    """How many keys the F-curves ``obj`` reads from ``action`` hold."""
+    return sum(len(fcurve.keyframe_points) for fcurve in Channels(action, obj, create=False).all())
+
+
 def has_keys(curves: dict[tuple[str, int], bpy.types.FCurve], bone_name: str, prop: str) -> bool:
     """Whether any F-curve in ``curves`` animates ``prop`` (e.g. ``"location"``) of the named pose bone."""
-    path = _bone_path(bone_name, prop)
+    path = bone_path(bone_name, prop)
     return any((path, index) in curves for index in range(4))
 
 
@@ -164,7 +169,7 @@ def read_bone(pose_bone: bpy.types.PoseBone, curves: dict[tuple[str, int], bpy.t
     count = len(frames)
 
     def channel(prop: str, size: int, current: object) -> np.ndarray:
-        path = _bone_path(name, prop)
+        path = bone_path(name, prop)
         fallback = np.array(current, dtype=np.float64)
         return np.stack([sample_fcurve(curves[(path, i)], frames) if (path, i) in curves
                          else np.full(count, fallback[i]) for i in range(size)], axis=-1)

@@ -41,6 +41,9 @@ def build_armature(name: str, skeleton: Skeleton, rig: RestRig,
         bpy.ops.object.mode_set(mode="OBJECT")
         if previous is not None and previous.name in view_layer.objects:
             view_layer.objects.active = previous
+    dropped = [joint_name for joint_name in skeleton.names if joint_name not in data.bones]
+    if dropped:  # build_rest_rig gives every bone a length Blender keeps: this would be a new Blender rule
+        raise ValueError(f"Blender dropped {len(dropped)} bone(s) on leaving edit mode: {', '.join(dropped[:5])}")
     return obj
 
 
@@ -57,6 +60,18 @@ def armature_named(name: str) -> bpy.types.Object | None:
     # Not objects.get(name): the stubs say it returns nothing.
     obj = bpy.data.objects[name] if name in bpy.data.objects else None  # noqa: SIM401
     return obj if obj is not None and obj.type == "ARMATURE" else None
+
+
+def named_or_selected(context: bpy.types.Context, active_name: str,
+                      other_name: str) -> tuple[bpy.types.Object | None, bpy.types.Object | None]:
+    """Two armatures for a tool, as Blender users pick them: each by name where given, else the active
+    armature and the one other selected armature (``None`` where there is none, or several)."""
+    active = context.active_object
+    first = armature_named(active_name) if active_name else (
+        active if active is not None and active.type == "ARMATURE" else None)
+    others = [obj for obj in context.selected_objects if obj.type == "ARMATURE" and obj != first]
+    second = armature_named(other_name) if other_name else (others[0] if len(others) == 1 else None)
+    return first, second
 
 
 def pose_bones(obj: bpy.types.Object) -> bpy.types.bpy_prop_collection[bpy.types.PoseBone]:

@@ -32,6 +32,8 @@ class ExportSettings:
     frame_end: int | None = None
     rotation_order: str = "ZXY"  # for rigs not imported by this add-on
     use_import_layout: bool = True  # False: write an imported rig's bones as they are now, like any other rig
+    extension: str | None = None  # the written format's (".bvh"): AUTO then writes the unit its readers expect
+    custom_unit: float = 1.0  # metres per written unit when ``unit`` is CUSTOM
 
 
 def _scene() -> bpy.types.Scene:
@@ -121,7 +123,7 @@ def read_armature(obj: bpy.types.Object, settings: ExportSettings,
     else:
         import_scale = 1.0
     # Blender lengths per written unit; an imported skeleton is first posed in its own file units.
-    scale = settings.scale * (import_scale if settings.unit == "AUTO" else unit_in_metres(settings.unit))
+    unit, scale = _written_unit(settings, record if stored is not None else None)
     action = action or armature_action(obj)
     if action is None:
         raise ValueError(f"{obj.name} has no action to export")
@@ -146,7 +148,7 @@ def read_armature(obj: bpy.types.Object, settings: ExportSettings,
     if id_property(action, "mocap_takes"):
         metadata["takes"] = [int(t) + first_key - int(frames[0]) for t in action["mocap_takes"]]
     fields = {"start_frame": int(record.get("start_frame", 1)),
-              "unit_in_metres": _file_unit(settings, stored is not None, record.get("unit_in_metres")),
+              "unit_in_metres": unit,
               "up_axis": record.get("up_axis", "Y"), "metadata": metadata}
     return ArmatureReading(obj, skeleton, frames, curves, armature_bone_frames(obj, skeleton, settings.conversion),
                            native, scale, frame_time, fields)
@@ -166,12 +168,28 @@ def export_clip(obj: bpy.types.Object, settings: ExportSettings, action: bpy.typ
     return clip if reading.native == reading.scale else scale_lengths(clip, reading.native / reading.scale)
 
 
-def _file_unit(settings: ExportSettings, imported: bool, imported_unit: float | None) -> float | None:
-    """One written unit in metres: the chosen preset; else the unit the import read (values are
-    the file's again), else a metre (a rig made in Blender, whose units are metres)."""
+def _written_unit(settings: ExportSettings, record: dict | None) -> tuple[float | None, float]:
+    """One written unit in metres, and in Blender lengths.
+
+    The chosen unit; From File: the unit the import read (values are the file's
+    again), but a format that cannot state its unit gets the unit its readers
+    expect for motion from another format (``formats.default_unit``: BVH of an
+    HTR or ASF/AMC import in centimetres); a rig made in Blender (no ``record``)
+    keeps Blender units, read as metres (as Blender's own exporters write them).
+    """
     if settings.unit != "AUTO":
-        return unit_in_metres(settings.unit)
-    return imported_unit if imported else 1.0
+        unit = unit_in_metres(settings.unit, settings.custom_unit)
+        return unit, settings.scale * unit
+    if record is None:
+        return 1.0, settings.scale
+    imported, import_scale = record.get("unit_in_metres"), float(record["scale"])
+    if settings.extension is None:
+        return imported, settings.scale * import_scale
+    from ..core.formats import default_unit
+
+    written = default_unit(settings.extension, record.get("format"), imported)
+    change = 1.0 if written is None or imported is None else written / imported
+    return written, settings.scale * import_scale * change
 
 
 def joint_bones(obj: bpy.types.Object, skeleton: Skeleton) -> list[str]:

@@ -1,7 +1,10 @@
 """Each bone's canonical joint, kept on the armature data: stored, read and detected here.
 
 Imports detect it; the Bone Mapping panel (``tools.mapping``) shows and edits
-it; tools that need canonical joints (retarget, blend) ask :func:`armature_mapping`.
+it; tools that need canonical joints (retarget, blend) ask :func:`armature_mapping`,
+which brings it up to date when bones were added, removed or renamed since:
+each bone carries the name its entry was stored under (``Bone.mocap_mapped_as``,
+which a rename keeps), so a renamed bone keeps its entry and hand edits survive.
 """
 
 from __future__ import annotations
@@ -58,15 +61,19 @@ def mapping_entries(obj: bpy.types.Object) -> Any:
 
 
 def store_mapping(obj: bpy.types.Object, mapping: dict[str, str | None], rules: dict[str, str]) -> None:
-    """Replace the armature's stored mapping (bone order as given)."""
+    """Replace the armature's stored mapping (bone order as given); each bone notes the name it is stored under."""
     stored = mapping_entries(obj)
     stored.clear()
+    bones = armature_data(obj).bones
     for bone, canonical in mapping.items():
         entry = stored.add()
         entry.name = bone
         # Writing the ID property directly skips the hand-edit callback.
         entry["canonical"] = canonical or ""
         entry.rule = rules.get(bone, "")
+        if bone in bones:
+            noted: Any = bones[bone]  # with the run-time property of register_properties()
+            noted.mocap_mapped_as = bone
     data: Any = armature_data(obj)  # with the run-time properties of register_properties()
     data.mocap_mapping_index = min(data.mocap_mapping_index, max(len(stored) - 1, 0))
 
@@ -100,14 +107,47 @@ def detect_mapping(obj: bpy.types.Object, skeleton: Skeleton | None = None,
 def armature_mapping(obj: bpy.types.Object) -> dict[str, str | None]:
     """Bone -> canonical joint (``None``: folded or unmapped) for every bone of the armature.
 
-    The stored mapping, hand edits included; detected and stored first when
-    there is none or the bones changed since.
+    The stored mapping, hand edits included; brought up to date first when the
+    bones changed since it was stored (:func:`update_mapping`), detected when
+    there is none.
     """
     stored = stored_mapping(obj)
     bones = [bone.name for bone in armature_data(obj).bones]
     if set(stored) != set(bones):
-        stored = detect_mapping(obj)
+        stored = update_mapping(obj)
     return {bone: stored[bone] for bone in bones}
+
+
+def update_mapping(obj: bpy.types.Object) -> dict[str, str | None]:
+    """The stored mapping brought up to date with the bones, stored and returned.
+
+    Each bone finds its entry by the name it was stored under (a renamed bone
+    keeps its entry); hand edits and renamed bones' entries are kept, and the
+    rest, new bones included, are detected again around them (as a preset
+    is applied over detection).  With nothing stored, the whole mapping is detected.
+    """
+    from ..core.naming import Preset, explain_mapping, map_skeleton
+
+    entries = {entry.name: (entry.canonical or None, entry.rule) for entry in mapping_entries(obj)}
+    if not entries:
+        return detect_mapping(obj)
+    kept: dict[str, tuple[str | None, str]] = {}
+    claimed: set[str] = set()
+    bones = sorted(armature_data(obj).bones, key=lambda b: run_time_property(b, "mocap_mapped_as") != b.name)
+    for bone in bones:  # a bone still under its stored name first: a duplicated bone carries the same note
+        was = run_time_property(bone, "mocap_mapped_as") or bone.name
+        if was in entries and was not in claimed:
+            claimed.add(was)
+            canonical, rule = entries[was]
+            if rule == HAND_RULE or was != bone.name:
+                kept[bone.name] = (canonical, rule)
+    skeleton = bone_skeleton(obj)
+    preset = Preset("kept", {name: canonical for name, (canonical, _) in kept.items()})
+    mapping = map_skeleton(skeleton, preset=preset)
+    rules = explain_mapping(skeleton, preset=preset)
+    rules.update({name: rule for name, (canonical, rule) in kept.items() if mapping.get(name) == canonical})
+    store_mapping(obj, mapping, rules)
+    return mapping
 
 
 CLASSES = (MOCAP_PG_bone_mapping,)
@@ -119,7 +159,10 @@ def register_properties() -> None:
                        type=MOCAP_PG_bone_mapping, name="Bone Mapping"),
                    mocap_mapping_index=IntProperty(  # type: ignore[func-returns-value]
                        name="Active Bone Mapping", default=0, min=0))
+    add_properties(bpy.types.Bone, mocap_mapped_as=StringProperty(  # type: ignore[func-returns-value]
+        name="Mapped As", options={"HIDDEN"}, description="The name the bone's mapping entry is stored under"))
 
 
 def unregister_properties() -> None:
+    remove_properties(bpy.types.Bone, "mocap_mapped_as")
     remove_properties(bpy.types.Armature, "mocap_mapping_index", "mocap_mapping")

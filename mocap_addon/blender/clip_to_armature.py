@@ -12,10 +12,10 @@ import numpy as np
 from ..core import Clip
 from ..core.reduce import EulerKeys, reduce_keys
 from ..core.timing import resample, split_takes
-from .animation import euler_mode
+from .animation import euler_mode, key_count
 from .armature import armature_data, build_armature, rest_matrices
 from .bone_mapping import detect_mapping
-from .compat import Channels, assign_action
+from .compat import assign_action
 from .conversion import scene_fps, unit_in_metres
 from .import_record import PROPERTY, skeleton_to_json
 from .motion import write_pose
@@ -38,10 +38,11 @@ class ImportSettings:
     rotation_mode: str = "QUATERNION"
     split_takes: bool = False  # one action per take (HTR block sets), else one action with timeline markers
     reduce_tolerance: float | None = None  # key reduction's bound (a fraction of the figure's height); None: off
+    custom_unit: float = 1.0  # metres per file unit when ``unit`` is CUSTOM
 
     def file_unit(self, clip: Clip) -> float | None:
         """One file unit in metres as this import reads it: the preset, else the file's own (or none)."""
-        return clip.unit_in_metres if self.unit == "AUTO" else unit_in_metres(self.unit)
+        return clip.unit_in_metres if self.unit == "AUTO" else unit_in_metres(self.unit, self.custom_unit)
 
     def metres_per_unit(self, clip: Clip) -> float:
         """Blender units per file unit: the preset, or the file's own unit (else 1), times the scale."""
@@ -136,8 +137,7 @@ def import_clip(context: bpy.types.Context, clip: Clip, name: str, settings: Imp
                                 progress=lambda share: progress(0.4 + 0.6 * (
                                     done[number] + (done[number + 1] - done[number]) * share)))
             if reduction is not None:
-                written = sum(len(fcurve.keyframe_points) for fcurve in Channels(action, obj, create=False).all())
-                reports.append(KeyReport(reduction.keys_before, written, reduction.worst_error * scale,
+                reports.append(KeyReport(reduction.keys_before, key_count(obj, action), reduction.worst_error * scale,
                                          reduction.height * scale))
                 action["mocap_reduction"] = reports[-1].record(reduction.tolerance / reduction.height)
             return action

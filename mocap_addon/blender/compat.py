@@ -34,6 +34,12 @@ def id_property(block: bpy.types.bpy_struct, key: str, default: Any = None) -> A
     return block.get(key, default)  # type: ignore[func-returns-value]  # the stubs give get() no return value
 
 
+def id_properties(block: bpy.types.bpy_struct) -> dict[str, Any]:
+    """The custom properties of ``block``, by name."""
+    items: Any = block.items()  # type: ignore[func-returns-value]  # the stubs give items() no return value
+    return dict(items)
+
+
 def add_properties(owner: type[bpy.types.bpy_struct], **properties: object) -> None:
     """Give a Blender type run-time properties (``bpy.props`` calls, which the stubs say return nothing)."""
     for name, prop in properties.items():

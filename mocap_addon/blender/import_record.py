@@ -75,9 +75,13 @@ def source_summary(obj: bpy.types.Object | None) -> list[str]:
     """Lines describing the armature's stored import record (empty when it has none)."""
     if obj is None or obj.type != "ARMATURE" or (stored := stored_record(obj)) is None:
         return []
+    from ..core.formats import file_formats
+
     record = json.loads(stored)
     timing = "skeleton only" if record.get("frame_count") == 0 else f"{1.0 / record['frame_time']:g} fps"
-    lines = [f"{(record.get('format') or '?').upper()}: {bpy.path.basename(record.get('source') or '')}",
+    labels = {file_format.key: file_format.label for file_format in file_formats()}
+    label = labels.get(record.get("format"), (record.get("format") or "?").upper())
+    lines = [f"{label}: {bpy.path.basename(record.get('source') or '')}",
              f"{len(record['names'])} joints, {timing}"]
     action = obj.animation_data.action if obj.animation_data else None
     if action is not None:

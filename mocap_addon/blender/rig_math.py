@@ -27,6 +27,13 @@ from ..core.bones import aligned_frames
 from ..core.kinematics import rest_bones, rest_pose
 from ..core.model import rotation_order
 from ..core.rotations import AXES, FloatArray
+from ..core.vectors import unit
+
+# Blender 4.2 and 4.5 delete bones shorter than 1e-6 (armature space) when edit mode ends, and 5.0
+# keeps them with a rest orientation made of float32 noise: every bone is given at least this length,
+# a small fraction of the figure, and never less than a floor well above Blender's limit.
+MIN_BONE_FRACTION = 1e-3  # of the rest figure's extent
+MIN_BONE_LENGTH = 1e-4  # Blender units
 
 
 @dataclass
@@ -51,7 +58,23 @@ def build_rest_rig(skeleton: Skeleton, conversion: FloatArray, scale: float,
     up = conversion.T @ np.array([0.0, 0.0, 1.0])  # Blender's up, in file axes
     heads, tails = (scale * points @ conversion.T for points in rest_bones(skeleton, up, bone_vectors))
     axes = conversion @ rotations
+    tails = lengthened(heads, tails, axes[:, :, 1])
     return RestRig(heads, tails, aligned_frames(heads, tails, axes, along=1), axes)
+
+
+def lengthened(heads: FloatArray, tails: FloatArray, fallback: FloatArray) -> FloatArray:
+    """``tails`` with every bone shorter than the minimum (:data:`MIN_BONE_FRACTION` of the figure's
+    extent, at least :data:`MIN_BONE_LENGTH`) made that long along its own direction (``fallback``
+    ``(J, 3)`` where it has none).  Only the rig changes: the import record keeps the file's values."""
+    points = np.concatenate([heads, tails])
+    minimum = max(MIN_BONE_FRACTION * float(np.ptp(points, axis=0).max(initial=0.0)), MIN_BONE_LENGTH)
+    vectors = tails - heads
+    lengths = np.linalg.norm(vectors, axis=1)
+    short = lengths < minimum
+    if not short.any():
+        return tails
+    directions = unit(np.where((lengths > 0)[:, None], vectors, fallback))
+    return np.where(short[:, None], heads + minimum * directions, tails)
 
 
 @dataclass

@@ -55,6 +55,23 @@ def reduction_report(clip: Clip, path: str, tolerance: float) -> str:
         f"bone heads and tails at every frame"])
 
 
+REDUCE_HELP = ("keep only the keys an import with Reduce Keys at this tolerance keeps (a fraction of the figure's "
+               "height) and write what they play back: a file holds every frame, so the written motion is the "
+               "reduced keys interpolated as Blender plays them (quaternions nlerped, positions lerped); "
+               "off by default")
+
+
+def reduced(result: Clip, tolerance: float | None) -> tuple[Clip, str]:
+    """``result`` as its keys reduced at ``tolerance`` play back (:func:`.reduce.played_back`), with the
+    figures for the report line; ``result`` itself with no tolerance."""
+    if tolerance is None:
+        return result, ""
+    from .reduce import played_back
+
+    reduction = reduce_keys(result, tolerance)
+    return played_back(result, reduction.frames), f"; {reduction.summary()}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mocap_addon.core",
                                      description="Inspect and convert motion capture files.")
@@ -88,6 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                            help="free: exact limb directions (default); planted: feet on the floor, held "
                                 "while the source's are planted")
     canonical.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
+    canonical.add_argument("--reduce", type=float, metavar="TOLERANCE", help=REDUCE_HELP)
     onto = commands.add_parser("retarget", help="IN's motion on the skeleton of SKELETON_FILE, written as OUT")
     onto.add_argument("input")
     onto.add_argument("--onto", required=True, metavar="SKELETON_FILE",
@@ -99,6 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                       help="planted: feet on the target's floor, held while the source's are planted "
                            "(default); free: exact limb directions")
     onto.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
+    onto.add_argument("--reduce", type=float, metavar="TOLERANCE", help=REDUCE_HELP)
     mixing = commands.add_parser("blend", help="the motion between clips A and B (on A's skeleton) as OUT")
     mixing.add_argument("a")
     mixing.add_argument("b", help="on A's skeleton or another (then retargeted onto A's first)")
@@ -116,6 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     mixing.add_argument("--mask", help="only these joints take the mix: upper_body, lower_body, left_arm, "
                                        "right_arm or spine_head")
     mixing.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
+    mixing.add_argument("--reduce", type=float, metavar="TOLERANCE", help=REDUCE_HELP)
     graph_commands.add_parser(commands)
     args = parser.parse_args(argv)
     try:
@@ -135,9 +155,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 result = to_canonical(clip, method=args.method, lengths=args.lengths, feet=args.feet)
             else:
                 result = retarget(clip, load(args.onto), root=args.root, feet=args.feet)
+            result, keys = reduced(result, args.reduce)
             save(result, args.output, precision=args.precision)
             print(f"{args.input} -> {args.output}: {result.skeleton.joint_count} joints, "
-                  f"{result.frame_count} frames")
+                  f"{result.frame_count} frames{keys}")
             for warning in result.metadata.get("warnings", []):
                 print(f"warning: {warning}")
         elif args.command == "graph":
@@ -147,9 +168,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             result = blend(load(args.a), load(args.b), args.mix, offset=args.offset, align=args.align,
                            root=args.root, mask=args.mask, feet=args.feet)
+            result, keys = reduced(result, args.reduce)
             save(result, args.output, precision=args.precision)
             print(f"{args.a} + {args.b} ({args.mix:g}) -> {args.output}: {result.skeleton.joint_count} joints, "
-                  f"{result.frame_count} frames")
+                  f"{result.frame_count} frames{keys}")
             for warning in result.metadata.get("warnings", []):
                 print(f"warning: {warning}")
         else:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import bpy
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 
 from ..conversion import DEFAULT_AXES, UNIT_ITEMS, conversion_matrix
+from ..progress import Progress
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -60,10 +60,6 @@ def operator_properties(idname: str) -> bpy.types.bpy_prop_collection:
     return getattr(getattr(bpy.ops, module), name).get_rna_type().properties
 
 
-def _progress(window_manager: bpy.types.WindowManager, done: int, share: float) -> None:
-    window_manager.progress_update(done + share)
-
-
 class MocapImportBase(bpy.types.Operator, ImportHelper):
     """Options and the import loop every format shares; subclasses name the format."""
 
@@ -76,6 +72,9 @@ class MocapImportBase(bpy.types.Operator, ImportHelper):
     scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0,
                          description="Multiply every length by this, after the unit")
     unit: EnumProperty(name="Unit", items=UNIT_ITEMS, default="AUTO", description="Length of one file unit")
+    custom_unit: FloatProperty(name="Metres per Unit", default=1.0, min=1e-9, max=1e9, precision=6,
+                               description="Length of one file unit in metres, with the Unit 'Metres per Unit' "
+                                           "(0.0254 / 0.45 = 0.056444 for CMU's lengths)")
     axis_forward: EnumProperty(name="Forward", items=AXES, default=FORWARD)
     axis_up: EnumProperty(name="Up", items=AXES, default=UP)
     frame_start: IntProperty(name="Start Frame", default=1, description="Frame of the clip's first sample")
@@ -140,8 +139,11 @@ class MocapImportBase(bpy.types.Operator, ImportHelper):
         layout = self.layout
         assert layout is not None, "drawn in a layout"
         layout.use_property_split = True
-        for name in ("unit", "scale", "axis_forward", "axis_up", "use_file_up_axis", "frame_start", "fps_mode",
-                     "update_scene_range", "rotation_mode", "reduce_keys", "reduce_tolerance", *self.format_options):
+        for name in ("unit", "custom_unit", "scale", "axis_forward", "axis_up", "use_file_up_axis", "frame_start",
+                     "fps_mode", "update_scene_range", "rotation_mode", "reduce_keys", "reduce_tolerance",
+                     *self.format_options):
+            if name == "custom_unit" and self.unit != "CUSTOM":
+                continue
             row = layout.row()
             row.active = name != "reduce_tolerance" or self.reduce_keys
             row.prop(self, name)
@@ -162,11 +164,11 @@ class MocapImportBase(bpy.types.Operator, ImportHelper):
             where = f" in {self.directory}" if self.directory else ""
             self.report({"ERROR"}, f"{self.format_label} import: no file selected{where}")
             return {"CANCELLED"}
-        window_manager, view_layer = context.window_manager, context.view_layer
-        assert window_manager is not None and view_layer is not None, "run in a window with a scene"
-        window_manager.progress_begin(0, len(jobs))
-        imported, failed = [], 0
-        try:
+        view_layer = context.view_layer
+        assert view_layer is not None, "run with a scene"
+        imported: list[bpy.types.Object] = []
+        refused: list[tuple[str, str]] = []  # file name, why
+        with Progress(context, len(jobs)) as progress:
             for number, (path, skeleton) in enumerate(jobs):
                 reader: type[MocapImportBase] = type(self)
                 try:
@@ -183,12 +185,12 @@ class MocapImportBase(bpy.types.Operator, ImportHelper):
                     settings = ImportSettings(conversion_matrix(forward, up), self.scale, self.unit,
                                               self.frame_start, self.fps_mode, self.update_scene_range,
                                               self.rotation_mode, bool(values.get("split_takes", False)),
-                                              reduce_tolerance=self.reduce_tolerance if self.reduce_keys else None)
+                                              reduce_tolerance=self.reduce_tolerance if self.reduce_keys else None,
+                                              custom_unit=self.custom_unit)
                     name = os.path.splitext(os.path.basename(path))[0]
-                    result = import_clip(context, clip, name, settings, partial(_progress, window_manager, number))
+                    result = import_clip(context, clip, name, settings, progress.part(number, number + 1))
                 except (MocapFormatError, OSError, ValueError) as error:
-                    failed += 1
-                    self.report({"ERROR"}, f"{reader.format_label} import failed: {reason(error)}")
+                    refused.append((os.path.basename(path), f"{reader.format_label} import failed: {reason(error)}"))
                     continue
                 imported.append(result.obj)
                 for warning in reader.after_import(values, clip, result) + clip.metadata.get("warnings", []):
@@ -196,15 +198,21 @@ class MocapImportBase(bpy.types.Operator, ImportHelper):
                 for note in clip.metadata.get("notes", []):
                     self.report({"INFO"}, f"{os.path.basename(path)}: {note}")
                 self.report({"INFO"}, f"Imported {result.summary()}")
-        finally:
-            window_manager.progress_end()
-        if imported:
-            for obj in view_layer.objects.selected:
-                obj.select_set(False)
-            for obj in imported:
-                obj.select_set(True)
-            view_layer.objects.active = imported[-1]
-        return {"FINISHED"} if imported or not failed else {"CANCELLED"}
+        if not imported:  # an ERROR report: the caller sees the failure (bpy.ops raises RuntimeError)
+            for _, why in refused:
+                self.report({"ERROR"}, why)
+            return {"CANCELLED"}
+        for obj in view_layer.objects.selected:
+            obj.select_set(False)
+        for obj in imported:
+            obj.select_set(True)
+        view_layer.objects.active = imported[-1]
+        if refused:  # partial success is a success: the reasons, then which files are missing, as warnings
+            for _, why in refused:
+                self.report({"WARNING"}, why)
+            self.report({"WARNING"}, f"{self.format_label} import: {len(imported)} of {len(jobs)} files imported; "
+                                     f"refused: {', '.join(name for name, _ in refused)}")
+        return {"FINISHED"}
 
 
 class MocapExportBase(bpy.types.Operator, ExportHelper):
@@ -216,7 +224,11 @@ class MocapExportBase(bpy.types.Operator, ExportHelper):
                          description="Divide every length by this, then by the unit "
                                      "(From File already undoes the import's Scale)")
     unit: EnumProperty(name="Unit", items=UNIT_ITEMS, default="AUTO",
-                       description="Length of one file unit (From File: undo the import's scale)")
+                       description="Length of one file unit (From File: the unit the import read, undoing its "
+                                   "scale; a format that states no unit, as BVH, gets the unit its readers expect "
+                                   "for motion from another format: centimetres)")
+    custom_unit: FloatProperty(name="Metres per Unit", default=1.0, min=1e-9, max=1e9, precision=6,
+                               description="Length of one file unit in metres, with the Unit 'Metres per Unit'")
     axis_forward: EnumProperty(name="Forward", items=AXES, default=FORWARD)
     axis_up: EnumProperty(name="Up", items=AXES, default=UP)
     use_action_range: BoolProperty(name="Action's Frame Range", default=True,
@@ -286,7 +298,7 @@ class MocapExportBase(bpy.types.Operator, ExportHelper):
         settings = ExportSettings(conversion_matrix(self.axis_forward, self.axis_up), self.scale, self.unit,
                                   None if self.use_action_range else scene.frame_start,
                                   None if self.use_action_range else scene.frame_end, self.rotation_order,
-                                  self.use_import_layout)
+                                  self.use_import_layout, self.filename_ext, self.custom_unit)
         try:
             targets = self.targets(context, self.target_path())
         except ValueError as error:

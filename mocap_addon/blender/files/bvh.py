@@ -27,8 +27,9 @@ class IMPORT_ANIM_OT_mocap_bvh(MocapImportBase):
                ("add", "Add to Offset", "Position channels are added to the joint's OFFSET (older notes)")])
 
     lenient: BoolProperty(name="Load Incomplete Files", default=True,
-                          description="Load the motion rows present when their number differs from 'Frames:' "
-                                      "(reported with both counts); off: refuse such files")
+                          description="Load the whole motion rows present when their number differs from "
+                                      "'Frames:', dropping a last row cut short (both reported); off: refuse "
+                                      "such files")
     format_options = ("position_mode", "lenient")
 
     @classmethod

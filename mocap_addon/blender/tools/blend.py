@@ -23,9 +23,11 @@ from bpy.props import EnumProperty, FloatProperty, IntProperty, PointerProperty,
 
 from ...core.blend import ALIGN_MODES, FEET_MODES, ROOT_MODES
 from ..animation import curves_by_path, sample_fcurve
-from ..armature import armature_data, armature_named, pose_bones
+from ..armature import armature_data, armature_named, named_or_selected, pose_bones
+from ..armature_to_clip import armature_action
 from ..choices import enum_items
 from ..compat import add_properties, assign_action, remove_properties, run_time_property
+from ..progress import Progress
 from ..rollback import nothing_left_behind
 
 if TYPE_CHECKING:
@@ -152,6 +154,9 @@ def _prepare(clip_a: bpy.types.Object, clip_b: bpy.types.Object, settings: _Blen
     from ..bone_mapping import armature_mapping
     from ..motion import armature_pose
 
+    for clip in (clip_a, clip_b):
+        if armature_action(clip) is None:
+            raise ValueError(f"{clip.name} has no action to blend")
     a = armature_pose(clip_a)
     mapping_a = armature_mapping(clip_a)
     feet = settings.feet.lower()
@@ -171,16 +176,28 @@ def bake(context: bpy.types.Context, clip_a: bpy.types.Object, clip_b: bpy.types
     """Blend ``clip_a`` and ``clip_b``'s actions (read from them unless ``prepared``) with ``settings``
     onto ``result`` (made as a copy of A's rig when ``None``) and record what it is made of on it; returns it.
 
-    The mix is the result's keyed profile where it has one.
+    The mix is the result's keyed profile where it has one.  Blender's progress
+    indicator follows reading, blending (time warping included) and keying.
     """
     from ...core.blend import blend
+
+    with Progress(context) as progress:
+        prepared = _prepare(clip_a, clip_b, settings) if prepared is None else prepared
+        progress.update(0.3)
+        a = prepared.a
+        first = _first_frame(clip_a)
+        frames = first + np.arange(a.frame_count, dtype=np.float64)
+        mixed = blend(a, prepared.b, _mix_profile(result, frames, settings.mix), **prepared.options)
+        progress.update(0.7)
+        return _keyed(context, clip_a, clip_b, settings, result, mixed, first, progress.part(0.7, 1.0))
+
+
+def _keyed(context: bpy.types.Context, clip_a: bpy.types.Object, clip_b: bpy.types.Object,
+           settings: _BlendOptions, result: bpy.types.Object | None, mixed: Pose, first: int,
+           progress: Callable[[float], None]) -> bpy.types.Object:
+    """``mixed`` keyed onto ``result`` (made as a copy of A's rig when ``None``), with what made it."""
     from ..motion import write_pose
 
-    prepared = _prepare(clip_a, clip_b, settings) if prepared is None else prepared
-    a = prepared.a
-    first = _first_frame(clip_a)
-    frames = first + np.arange(a.frame_count, dtype=np.float64)
-    mixed = blend(a, prepared.b, _mix_profile(result, frames, settings.mix), **prepared.options)
     old = result.animation_data.action if result is not None and result.animation_data else None
     try:
         with nothing_left_behind():
@@ -192,7 +209,7 @@ def bake(context: bpy.types.Context, clip_a: bpy.types.Object, clip_b: bpy.types
                 result.data = data
                 assert context.collection is not None, "a collection to add the result to"
                 context.collection.objects.link(result)
-            action = write_pose(result, mixed, name=result.name, frame_start=first)
+            action = write_pose(result, mixed, name=result.name, frame_start=first, progress=progress)
     except BaseException:
         if old is not None and result is not None and result.name in bpy.data.objects:
             assign_action(result, old)
@@ -233,17 +250,19 @@ class MOCAP_OT_blend(_BlendOptions, bpy.types.Operator):
     bl_label = "Blend Clips"
     bl_options = {"REGISTER", "UNDO"}
 
-    clip_a: StringProperty(name="A", description="Armature whose action is mix 0")
-    clip_b: StringProperty(name="B", description="Armature whose action is mix 1")
+    clip_a: StringProperty(name="A", description="Armature whose action is mix 0 (empty: the active armature)")
+    clip_b: StringProperty(name="B", description="Armature whose action is mix 1 (empty: the other selected "
+                                                  "armature)")
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         started = time.perf_counter()
-        clip_a, clip_b = armature_named(self.clip_a), armature_named(self.clip_b)
+        clip_a, clip_b = named_or_selected(context, self.clip_a, self.clip_b)
         if clip_a is None or clip_b is None:
             missing = self.clip_a if clip_a is None else self.clip_b
-            self.report({"ERROR"}, f"Blend failed: no armature called {missing!r}")
+            self.report({"ERROR"}, f"Blend failed: no armature called {missing!r}" if missing else
+                        "Blend failed: select armature B, then A (active), or name them")
             return {"CANCELLED"}
-        existing = blend_result(armature_named(f"{self.clip_a}_blend"))
+        existing = blend_result(armature_named(f"{clip_a.name}_blend"))
         result = existing if existing is not None and blend_settings(existing).clip_a == clip_a else None
         try:
             result = bake(context, clip_a, clip_b, self, result)
@@ -251,7 +270,7 @@ class MOCAP_OT_blend(_BlendOptions, bpy.types.Operator):
             self.report({"ERROR"}, f"Blend failed: {error}")
             return {"CANCELLED"}
         _make_active(context, result)
-        self.report({"INFO"}, f"Blended {self.clip_a} and {self.clip_b} into {result.name} "
+        self.report({"INFO"}, f"Blended {clip_a.name} and {clip_b.name} into {result.name} "
                               f"in {time.perf_counter() - started:.2f} s")
         return {"FINISHED"}
 

@@ -106,6 +106,9 @@ class MOCAP_OT_load_mapping_preset(_MappingOperator):
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core.naming import builtin_presets, load_preset
 
+        if not self.filepath and not self.properties.is_property_set("preset"):
+            self.report({"ERROR"}, "Load Mapping Preset: choose a preset (or a preset file)")
+            return {"CANCELLED"}
         kind, _, key = self.preset.partition(":")
         try:
             if self.filepath:

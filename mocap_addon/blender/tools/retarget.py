@@ -19,11 +19,12 @@ import numpy as np
 from bpy.props import BoolProperty, EnumProperty, PointerProperty, StringProperty
 
 from ...core.retarget import FEET, LENGTHS, METHODS, ROOT_MODES
-from ..armature import armature_data, armature_named, pose_bones
+from ..armature import armature_data, named_or_selected, pose_bones
 from ..armature_to_clip import armature_action
 from ..bone_mapping import armature_mapping
 from ..choices import enum_items
 from ..compat import add_properties, id_property, remove_properties, run_time_property
+from ..progress import Progress
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -87,8 +88,10 @@ class MOCAP_OT_retarget(_RootOption, bpy.types.Operator):
     bl_label = "Retarget"
     bl_options = {"REGISTER", "UNDO"}
 
-    source: StringProperty(name="Source", description="Armature whose action is read")
-    target: StringProperty(name="Target", description="Armature that gets the new action")
+    source: StringProperty(name="Source", description="Armature whose action is read (empty: the other "
+                                                        "selected armature)")
+    target: StringProperty(name="Target", description="Armature that gets the new action (empty: the active "
+                                                        "armature)")
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core.retarget import retarget
@@ -96,23 +99,33 @@ class MOCAP_OT_retarget(_RootOption, bpy.types.Operator):
         from ..rollback import nothing_left_behind
 
         started = time.perf_counter()
-        source, target = armature_named(self.source), armature_named(self.target)
+        target, source = named_or_selected(context, self.target, self.source)
         if source is None or target is None:
-            self.report({"ERROR"}, f"Retarget: choose a {'source' if source is None else 'target'} armature")
+            name = self.target if target is None else self.source
+            self.report({"ERROR"}, f"Retarget: no armature called {name!r}" if name else
+                        "Retarget: select the source armature, then the target (active), or name them")
+            return {"CANCELLED"}
+        if source == target:
+            self.report({"ERROR"}, f"Retarget: {source.name} is both source and target")
             return {"CANCELLED"}
         source_action = armature_action(source)
         if source_action is None:
             self.report({"ERROR"}, f"Retarget: {source.name} has no action")
             return {"CANCELLED"}
         try:
-            # A rig with an action: its own captures tell its floor and how its bones twist.
-            onto = armature_pose(target) if armature_action(target) is not None else armature_skeleton(target)
-            result = retarget(armature_pose(source), onto, mapping=armature_mapping(source),
-                              target_mapping=armature_mapping(target), root=self.root,
-                              source_reference=reference_rotations(source),
-                              target_reference=reference_rotations(target), feet=self.feet)
-            with nothing_left_behind():
-                action = write_pose(target, result, name=f"{source_action.name} on {target.name}")
+            with Progress(context) as progress:
+                pose = armature_pose(source)
+                # A rig with an action: its own captures tell its floor and how its bones twist.
+                onto = armature_pose(target) if armature_action(target) is not None else armature_skeleton(target)
+                progress.update(0.2)
+                result = retarget(pose, onto, mapping=armature_mapping(source),
+                                  target_mapping=armature_mapping(target), root=self.root,
+                                  source_reference=reference_rotations(source),
+                                  target_reference=reference_rotations(target), feet=self.feet)
+                progress.update(0.5)
+                with nothing_left_behind():
+                    action = write_pose(target, result, name=f"{source_action.name} on {target.name}",
+                                        progress=progress.part(0.5, 1.0))
         except ValueError as error:
             self.report({"ERROR"}, f"Retarget failed: {error}")
             return {"CANCELLED"}

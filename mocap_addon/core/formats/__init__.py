@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import MocapFormatError
 from ..model import Clip
+from ..units import UNITS_IN_METRES
 from . import acclaim, bvh, htr
 from .fileformat import FileFormat
 
@@ -127,6 +128,18 @@ def save(clip: Clip, path: str | os.PathLike[str], **options: Any) -> None:
         raise ValueError(f"cannot write {extension or 'files without an extension'}: "
                          f"known are {', '.join(sorted(FORMATS))}")
     FORMATS[extension].function(FORMATS[extension].writer)(clip, path, **options)
+
+
+def default_unit(extension: str, source_format: str | None, unit_in_metres: float | None) -> float | None:
+    """The unit (metres) a file of ``extension`` is written in by default for motion read from a file of
+    ``source_format`` (a format's key) in ``unit_in_metres``: the unit its readers expect where the format
+    states none and the motion came from a file of another format that stated its unit (HTR or ASF/AMC to
+    BVH: centimetres), else the motion's own."""
+    file_format = FORMATS[extension]
+    expected = file_format.expected_unit
+    if expected is None or unit_in_metres is None or source_format in (None, file_format.key):
+        return unit_in_metres
+    return UNITS_IN_METRES[expected]
 
 
 def unit_note(clip: Clip, extension: str) -> str | None:

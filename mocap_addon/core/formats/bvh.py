@@ -202,7 +202,8 @@ def _header_value(data: bytes, position: int, line: int, path: str,
 
 def read_bvh(path: str | os.PathLike[str], *, position_mode: str = "replace",
              strict: bool = True) -> Clip:
-    """Read a BVH file.  ``strict=False`` accepts a ``Frames:`` count that disagrees with the rows."""
+    """Read a BVH file.  ``strict=False`` reads an incomplete file: it accepts a ``Frames:`` count that
+    disagrees with the rows, and drops a last row cut short; both are said in ``metadata["warnings"]``."""
     with open(path, "rb") as handle:
         data = handle.read()
     return parse_bvh(data, os.fspath(path), position_mode=position_mode, strict=strict)
@@ -252,8 +253,14 @@ def parse_bvh(data: bytes, path: str = "<data>", *, position_mode: str = "replac
                                path, time_line)
 
     channel_count = int(skeleton.channel_starts()[-1])
-    motion = _parse_motion(data, position, channel_count, path, time_line, declared)
     warnings_found: list[str] = []
+    cut = None if strict else _cut_last_row(data, position, channel_count)
+    if cut is not None:
+        data, values, cut_line = data[:cut[0]], cut[1], data.count(b"\n", 0, cut[0]) + 1
+    motion = _parse_motion(data, position, channel_count, path, time_line, declared)
+    if cut is not None:
+        warnings_found.append(f"line {cut_line}: frame {motion.shape[0] + 1} is cut short ({values} of "
+                              f"{channel_count} values): dropped")
     if motion.shape[0] != declared:
         message = f"Frames: says {declared} but {motion.shape[0]} rows follow"
         if strict:
@@ -261,6 +268,19 @@ def parse_bvh(data: bytes, path: str = "<data>", *, position_mode: str = "replac
         warnings_found.append(message)
     return Clip(skeleton, motion, frame_time, start_frame=1, up_axis="Y",
                 metadata={"format": "bvh", "source": path, "warnings": warnings_found})
+
+
+def _cut_last_row(data: bytes, start: int, channel_count: int) -> tuple[int, int] | None:
+    """Where the last MOTION row starts and how many values it has, if it has fewer than a row
+    needs (a file cut in the middle of its last row), else ``None``."""
+    end = len(data)
+    while end > start and data[end - 1:end].isspace():
+        end -= 1
+    if end <= start or not channel_count:
+        return None
+    line_start = max(data.rfind(b"\n", start, end) + 1, start)
+    values = token_count(data[line_start:end])
+    return (line_start, values) if values < channel_count else None
 
 
 def _parse_motion(data: bytes, start: int, channel_count: int, path: str, line_before: int,
@@ -425,4 +445,5 @@ def unit_note(clip: Clip) -> str:
 
 
 FORMAT = FileFormat("bvh", "BVH", __name__, readers={".bvh": "read_bvh"}, writer="write_bvh",
-                    signatures={".bvh": ("HIERARCHY",)}, unit_note="unit_note", up_axis_known=False)
+                    signatures={".bvh": ("HIERARCHY",)}, unit_note="unit_note", up_axis_known=False,
+                    expected_unit="cm")

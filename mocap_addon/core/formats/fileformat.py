@@ -25,6 +25,9 @@ class FileFormat:
     signatures: Mapping[str, tuple[str, ...]]  # extension -> how its files' first meaningful line starts (upper case)
     unit_note: str  # ``(clip) -> str | None``: what a written file says about the clip's unit, where a report should
     up_axis_known: bool  # clips read carry their file's up axis (else an importer's own Up setting applies)
+    # A format that cannot state its unit: the unit its readers expect (a ``units.UNIT_CHOICES`` key), in which
+    # motion from a file of another format that stated its unit is written by default (``formats.default_unit``).
+    expected_unit: str | None = None
     skeleton_extension: str | None = None  # a skeleton-only file, read with the motion as the reader's ``skeleton``
     find_skeleton: str | None = None  # ``(motion_path) -> str``: the skeleton file beside a motion file
 

@@ -23,12 +23,12 @@ from ..model import Clip
 from ..pose import Pose, as_pose
 from ..rotations import FloatArray
 from .curves import IntArray, curve_keys, interpolate
-from .keyed import EulerKeys, Keyed
+from .keyed import EulerKeys, Keyed, played_back
 from .points import BonePoints, bone_points, default_tails, figure_height
 from .search import relax, shared_frames, verify
 
 __all__ = ["DEFAULT_TOLERANCE", "EulerKeys", "Reduction", "bone_points", "curve_keys", "default_tails",
-           "figure_height", "interpolate", "reduce_keys"]
+           "figure_height", "interpolate", "played_back", "reduce_keys"]
 
 DEFAULT_TOLERANCE = 0.002  # of the figure's rest height: 3.6 mm on a 1.8 m figure
 

@@ -8,15 +8,16 @@ locations and scales are lerped.  Arrays are component-major
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import rotations
 from ..model import MOVE_CHANNELS, SCALE_CHANNEL
-from ..pose import Pose
+from ..pose import Motion, Pose, as_pose, first_angles, like
 from ..rotations import FloatArray
-from .curves import STRAIGHT, IntArray, Span, lerp
+from .curves import STRAIGHT, IntArray, Span, lerp, stacked_spans
 
 
 @dataclass
@@ -131,3 +132,21 @@ class Keyed:
         if len(self.scaled):
             scale[self.scaled] = value(self.scales, self.scaled)[0]
         return rotation, translation, scale
+
+
+def played_back(motion: Motion, frames: list[IntArray]) -> Motion:
+    """Every frame of ``motion`` as the keys at ``frames`` (a reduction's, per joint) play back in Blender:
+    LINEAR quaternion keys (components lerped, then normalised), translations and scales lerped.
+
+    What a file holds of a reduced motion (it keeps every frame): importing it
+    shows at every frame what an import reduced at that tolerance shows.  A clip
+    gives a clip in its own layout (angles starting at its first frame's), a pose a pose.
+    """
+    pose = as_pose(motion)
+    at = np.arange(pose.frame_count)
+    rotation, translation, scale = Keyed(pose, None).at(at, stacked_spans(frames, at))
+    result = dataclasses.replace(pose, rotations=rotations.quaternion_continuity(rotation.transpose(2, 1, 0)),
+                                 translations=np.ascontiguousarray(translation.transpose(2, 1, 0)),
+                                 scales=None if pose.scales is None else np.ascontiguousarray(scale.T),
+                                 metadata=dict(pose.metadata))
+    return like(motion, result, first_angles(motion))
