@@ -1,13 +1,16 @@
 """Command line: ``python -m mocap_addon.core info FILE``, ``convert IN OUT``, ``map FILE``,
-``canonical IN OUT``, ``retarget IN --onto SKELETON_FILE OUT``, ``blend A B OUT`` and ``reduce FILE``."""
+``canonical IN OUT``, ``retarget IN --onto SKELETON_FILE OUT``, ``blend A B OUT``, ``reduce FILE``,
+``batch INPUT... -o OUT_DIR --to FORMAT`` and ``preview FILE OUT.png``."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
-from .errors import MocapFormatError
+from .batch.cli import add_batch_command, batch_command
+from .errors import MissingDependency, MocapFormatError
 from .formats import format_of, load, save
 from .model import Clip, rotation_order
 from .reduce import DEFAULT_TOLERANCE, reduce_keys
@@ -103,7 +106,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     mixing.add_argument("--mask", help="only these joints take the mix: upper_body, lower_body, left_arm, "
                                        "right_arm or spine_head")
     mixing.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
+    add_batch_command(commands)
+    look = commands.add_parser("preview", help="a PNG contact sheet of FILE: six frames from the side and the "
+                                               "front, on its floor (needs matplotlib)")
+    look.add_argument("file")
+    look.add_argument("output", metavar="OUT.png")
     args = parser.parse_args(argv)
+    if args.command == "batch":
+        return batch_command(args)
     try:
         if args.command == "info":
             print(describe(load(args.file), args.file))
@@ -124,6 +134,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             save(result, args.output, precision=args.precision)
             print(f"{args.input} -> {args.output}: {result.skeleton.joint_count} joints, "
                   f"{result.frame_count} frames")
+        elif args.command == "preview":
+            from .preview import contact_sheet
+
+            contact_sheet(load(args.file), args.output, title=os.path.basename(args.file))
+            print(f"{args.file} -> {args.output}")
         elif args.command == "blend":
             from .blend import blend
 
@@ -144,6 +159,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (MocapFormatError, OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    except MissingDependency as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     return 0
 
 
