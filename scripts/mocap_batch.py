@@ -10,9 +10,12 @@ Export every armature of a .blend (one file per armature, format from --format):
 
     python scripts/mocap_batch.py scene.blend out_folder/ --format htr
 
-Put files (or every motion file in folders) on the canonical skeleton, or retarget them onto the skeleton
-of another file, writing one file each into a folder::
+Convert files (or every take in folders, recursively) into a folder, put them on the canonical skeleton,
+or retarget them onto the skeleton of another file: one file each, mirroring the folders.  No Blender is
+needed for that: it is the core's library batch (``python -m mocap_addon.core batch``), in parallel
+(``--jobs``), and a rerun does only what is missing or changed (``--force`` redoes all)::
 
+    python scripts/mocap_batch.py takes/ out_folder/ --format htr
     python scripts/mocap_batch.py takes/ out_folder/ --canonical [--method lengths] [--format htr]
     python scripts/mocap_batch.py walk.bvh run.bvh out_folder/ --retarget-onto character.htr
 
@@ -91,10 +94,11 @@ def arguments(argv: list[str], bpy: Any) -> argparse.Namespace:
                         help="canonical conversion method (default rotations)")
     parser.add_argument("--retarget-onto", metavar="FILE",
                         help="retarget every input onto FILE's skeleton, one file each in the output folder")
-    options = parser.parse_args(argv)
-    if not exporting(options) and not converting(options) and not options.output.lower().endswith(".blend"):
-        parser.error(f"importing needs a .blend to write as the last argument, not {options.output!r}")
-    return options
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="worker processes for folder work (default: the machine's cores)")
+    parser.add_argument("--force", action="store_true",
+                        help="folder work: redo every file, even those done by an earlier run")
+    return parser.parse_args(argv)
 
 
 def exporting(options: argparse.Namespace) -> bool:
@@ -102,7 +106,9 @@ def exporting(options: argparse.Namespace) -> bool:
 
 
 def converting(options: argparse.Namespace) -> bool:
-    return bool(options.canonical or options.retarget_onto)
+    """Motion files into a folder (no Blender needed), rather than into a .blend."""
+    into_folder = not exporting(options) and not options.output.lower().endswith(".blend")
+    return bool(options.canonical or options.retarget_onto) or into_folder
 
 
 def script_arguments() -> list[str]:
@@ -227,48 +233,31 @@ def export_armatures(bpy: Any, options: argparse.Namespace) -> int:
     return failures
 
 
-MOTION_EXTENSIONS = (".bvh", ".htr", ".amc")
-
-
-def motion_files(inputs: list[str]) -> list[Path]:
-    """The inputs, with each folder replaced by the motion files in it."""
-    found: list[Path] = []
-    for name in inputs:
-        path = Path(name)
-        if path.is_dir():
-            found += sorted(p for p in path.iterdir() if p.suffix.lower() in MOTION_EXTENSIONS)
-        else:
-            found.append(path)
-    return found
-
-
 def convert_files(options: argparse.Namespace) -> int:
-    """Canonical conversion or retargeting of every input into the output folder; returns the failures."""
-    from mocap_addon.core import MocapFormatError, load, save
-    from mocap_addon.core.retarget import retarget, to_canonical
+    """Folder work, handed to the core's library batch: every input converted (canonical, retargeted)
+    into the output folder; one OK or FAIL line per file, in input order.  Returns the failures."""
+    from mocap_addon.core.batch import BatchError, Settings, run_batch
 
-    folder = Path(options.output)
-    folder.mkdir(parents=True, exist_ok=True)
+    reduce = (options.reduce_tolerance if options.reduce_tolerance is not None else 0.002) \
+        if options.reduce_keys else None
+    settings = Settings(to=options.format.lower(), canonical=options.canonical, method=options.method,
+                        retarget_onto=options.retarget_onto, reduce=reduce,
+                        unit=None if options.unit in (None, "AUTO") else options.unit.lower(),
+                        precision=6 if options.precision is None else options.precision)
     try:
-        target = load(options.retarget_onto) if options.retarget_onto else None
-    except (MocapFormatError, OSError, ValueError) as error:
-        print(f"FAIL {options.retarget_onto}: {failure(error)}")
+        summary = run_batch(options.inputs, options.output, settings, jobs=options.jobs, force=options.force)
+    except BatchError as error:
+        print(f"FAIL {error}")
         return 1
-    failures = 0
-    for path in motion_files(options.inputs):
-        started = time.perf_counter()
-        written = folder / f"{path.stem}.{options.format.lower()}"
-        try:
-            clip = load(path)
-            result = to_canonical(clip, method=options.method) if target is None else retarget(clip, target)
-            save(result, written)
-        except (MocapFormatError, OSError, ValueError) as error:
-            failures += 1
-            print(f"FAIL {path}: {failure(error)}")
-            continue
-        print(f"OK   {path} -> {written}: {result.skeleton.joint_count} joints, {result.frame_count} frames, "
-              f"{time.perf_counter() - started:.2f} s")
-    return failures
+    for line in summary.lines:
+        if line["status"] == "error":
+            print(f"FAIL {line['input']}: {line['error']}")
+        elif line["status"] == "skipped":
+            print(f"OK   {line['input']} -> {line['output']}: up to date")
+        else:
+            print(f"OK   {line['input']} -> {line['output']}: {line['written_joints']} joints, "
+                  f"{line['frames']} frames, {line['seconds']:.2f} s")
+    return summary.failed
 
 
 def main() -> int:
