@@ -115,8 +115,10 @@ def test_a_killed_run_resumes_without_rewriting_what_it_finished(library, expect
                                start_new_session=True)  # its own process group: the workers die with it
     deadline = time.monotonic() + 600
     while process.poll() is None and time.monotonic() < deadline:
-        done = [n for n in files_in(out) if n in expected] if out.is_dir() else []
-        if len(done) >= TAKES // 3:
+        # os.walk, not rglob: the staging folders come and go while it looks
+        done = sum(name.endswith(".bvh") for here, _, names in os.walk(out) if ".staging" not in here
+                   for name in names)
+        if done >= TAKES // 3:
             break
         time.sleep(0.05)
     os.killpg(process.pid, signal.SIGKILL)
@@ -143,15 +145,17 @@ def test_a_killed_run_resumes_without_rewriting_what_it_finished(library, expect
 def test_the_dask_scheduler_writes_the_same_bytes(library, converted, tmp_path):
     pytest.importorskip("distributed")
     out = tmp_path / "dask"
-    result = batch(str(library.root), "-o", str(out), "--to", "bvh", "--jobs", "2", "--scheduler", "local")
+    part = library.root / "studio_0"  # a third of the library (a Dask cluster takes longer to start and run)
+    result = batch(str(part), str(library.root / "broken"), "-o", str(out), "--to", "bvh", "--jobs", "2",
+                   "--scheduler", "local")
     assert result.returncode == 1, result.stderr
-    assert f"converted {TAKES}, skipped 0, failed 6 in" in result.stdout
     pool, _ = converted
-    ours, theirs = files_in(out), files_in(pool)
-    assert set(ours) == set(theirs)
-    assert all(ours[n].read_bytes() == theirs[n].read_bytes() for n in ours if n not in BOOKKEEPING)
-    assert [(line["input"], line["status"], line["error"]) for line in report(out)] == \
-        [(line["input"], line["status"], line["error"]) for line in report(pool)]
+    ours = files_in(out)
+    theirs = files_in(pool / "studio_0")  # the broken takes have no output
+    assert set(ours) - BOOKKEEPING == set(theirs) and len(theirs) > TAKES // 4
+    assert all(ours[n].read_bytes() == theirs[n].read_bytes() for n in theirs)
+    statuses = [line["status"] for line in report(out)]
+    assert statuses.count("ok") == len(theirs) and statuses.count("error") == 6
 
 
 def test_previews_draw_every_take_and_the_index_names_them(tmp_path):

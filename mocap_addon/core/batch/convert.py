@@ -24,7 +24,7 @@ import numpy as np
 from .. import rotations
 from ..errors import MocapFormatError
 from ..formats import load, save
-from ..model import ROTATION_CHANNELS, SCALE_CHANNEL, Clip, encode_motion
+from ..model import ROTATION_CHANNELS, SCALE_CHANNEL, Clip, encode_joint
 from ..reduce import interpolate, reduce_keys
 from ..units import UNITS_IN_METRES
 from .manifest import fingerprint
@@ -124,39 +124,31 @@ def transform(clip: Clip, settings: Settings) -> tuple[Clip, dict[str, float] | 
 def played_back(clip: Clip, kept: list[np.ndarray]) -> Clip:
     """Every frame of what an import reduced to the frames ``kept`` (per joint) plays back.
 
-    As Blender plays LINEAR quaternion keys: each joint's rotation interpolated
+    As Blender plays LINEAR quaternion keys: a joint's rotation interpolated
     component-wise between its kept keys (one hemisphere along time) and
-    normalised, translations and scales interpolated linearly.
+    normalised, its translation and scale interpolated linearly, and the result
+    written in the joint's own channels (angles continuous from its first
+    frame's).  Joints that keep every key keep their channels as they are.
     """
     skeleton = clip.skeleton
     frames = np.arange(clip.frame_count)
-    count = skeleton.joint_count
-    turns = np.empty((clip.frame_count, count, 3, 3))
-    moves = np.empty((clip.frame_count, count, 3))
-    scales = np.ones((clip.frame_count, count))
-    for joint in range(count):
-        keys = np.asarray(kept[joint])
-        quaternions = rotations.quaternion_continuity(clip.joint_quaternions(joint))
-        between = interpolate(quaternions, keys, frames)
-        turns[:, joint] = rotations.quaternion_to_matrix(between / np.linalg.norm(between, axis=1, keepdims=True))
-        moves[:, joint] = interpolate(clip.joint_translations(joint), keys, frames)
+    starts = skeleton.channel_starts()
+    motion = clip.motion.copy()
+    for joint, keys in enumerate(kept):
+        layout = skeleton.channels[joint]
+        if not layout or len(keys) == clip.frame_count:
+            continue
+        keys = np.asarray(keys)
+        between = interpolate(rotations.quaternion_continuity(clip.joint_quaternions(joint)), keys, frames)
+        turns = rotations.quaternion_to_matrix(between / np.linalg.norm(between, axis=1, keepdims=True))
         scale = clip.channel_values(joint, SCALE_CHANNEL)
-        if scale is not None:
-            scales[:, joint] = interpolate(scale, keys, frames)
-    motion = encode_motion(skeleton, turns, moves, scales, _first_angles(clip) if clip.frame_count else None)
+        columns = slice(int(starts[joint]), int(starts[joint]) + len(layout))
+        first = [value for channel, value in zip(layout, clip.motion[0, columns]) if channel in ROTATION_CHANNELS]
+        motion[:, columns] = encode_joint(layout, turns, interpolate(clip.joint_translations(joint), keys, frames),
+                                          None if scale is None else interpolate(scale, keys, frames),
+                                          skeleton.length_directions[joint], np.pad(first, (0, 3 - len(first))))
     return Clip(skeleton, motion, clip.frame_time, clip.start_frame, clip.unit_in_metres, clip.up_axis,
                 dict(clip.metadata))
-
-
-def _first_angles(clip: Clip) -> np.ndarray:
-    """Each joint's first-frame angles (degrees, as listed): where the encoded angles start, ``(J, 3)``."""
-    skeleton = clip.skeleton
-    starts = skeleton.channel_starts()
-    angles = np.zeros((skeleton.joint_count, 3))
-    for joint, layout in enumerate(skeleton.channels):
-        columns = [int(starts[joint]) + n for n, c in enumerate(layout) if c in ROTATION_CHANNELS]
-        angles[joint, :len(columns)] = clip.motion[0, columns]
-    return angles
 
 
 def describe(error: BaseException, source: str) -> str:

@@ -51,8 +51,8 @@ class Pool:
     def __enter__(self) -> Pool:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, error_type: type[BaseException] | None, *exc: object) -> None:
+        self.close(wait=error_type is None)  # interrupted: do not wait for the takes in flight
 
     def executor(self) -> Executor:
         if self._executor is None:
@@ -72,9 +72,9 @@ class Pool:
         """After a worker died: the standard pool is broken for good, so the next task gets a new one."""
         self.close()
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         if self._executor is not None:
-            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor.shutdown(wait=wait, cancel_futures=True)
             self._executor = None
 
     def run(self, function: Callable[..., Any], tasks: Sequence[tuple[Any, ...]]) -> Iterator[tuple[int, Any]]:
@@ -163,7 +163,7 @@ class DaskPool(Pool):
     def _renew(self) -> None:
         """Dask replaces dead workers itself; the executor stays."""
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         self.client.close()
         if self._cluster is not None:
             self._cluster.close()
