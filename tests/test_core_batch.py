@@ -272,6 +272,18 @@ def test_a_missing_extra_is_named_in_one_line(tmp_path, capsys, monkeypatch, arg
     assert error.startswith(f"error: {words}") and error.count("\n") == 1
 
 
+def test_a_scheduler_out_of_reach_is_one_line(tmp_path, capsys, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+
+    def unreachable(address: str, **options: object) -> None:
+        raise OSError(f"Timed out trying to connect to {address} after 30 s")
+
+    monkeypatch.setattr(distributed, "Client", unreachable)
+    assert batch(str(WALK), "-o", str(tmp_path / "out"), "--to", "bvh", "--scheduler", "tcp://nowhere:8786") == 2
+    assert capsys.readouterr().err == ("error: --scheduler tcp://nowhere:8786: Timed out trying to connect to "
+                                       "tcp://nowhere:8786 after 30 s\n")
+
+
 def test_the_report_goes_where_asked(tmp_path):
     report = tmp_path / "logs" / "library.jsonl"
     assert batch(str(WALK), str(JOG), "-o", str(tmp_path / "out"), "--to", "htr", "--report", str(report)) == 0

@@ -18,9 +18,10 @@ from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExe
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from .. import formats
 from ..errors import MissingDependency
 
-PRELOAD = [f"{__package__.rpartition('.')[0]}.formats.{module}" for module in ("bvh", "htr", "acclaim")]
+PRELOAD = sorted({f"{formats.__name__}.{module}" for module, _, _ in formats.FORMATS.values()})  # every reader
 IN_FLIGHT_PER_WORKER = 2  # tasks handed out per worker: one running, one waiting to start
 DASK_EXTRA = 'pip install "mocap-addon[dask]" (or pip install "dask[distributed]")'
 

@@ -58,7 +58,7 @@ def run_batch(inputs: Sequence[str], out_dir: str, settings: Settings, *, jobs: 
     """Convert every take of ``inputs`` (files, and folders searched recursively) into ``out_dir``.
 
     ``jobs`` worker processes (default: the machine's cores), or the Dask cluster ``scheduler``
-    (``"local"``: one of ``jobs`` processes; else its address); ``report``: the JSONL report
+    (``"local"``: a local cluster of ``jobs`` processes, else its address); ``report``: the JSONL report
     (default ``out_dir/report.jsonl``; lines are appended as takes finish, then put in input
     order); ``previews``: a contact sheet per take and ``out_dir/index.html``; ``force``: redo
     everything.  ``progress`` shows progress on stderr; ``on_line`` gets each report line as it
@@ -84,9 +84,7 @@ def run_batch(inputs: Sequence[str], out_dir: str, settings: Settings, *, jobs: 
         if todo:
             tasks = [(found[number], settings, run.staging) for number in todo]
             task = _ConvertTask(force, out_dir if previews else None)
-            workers = jobs or machine_cores()
-            pool = DaskPool(scheduler, workers) if scheduler else Pool(workers, PREVIEW_MODULES if previews else ())
-            with pool, _Progress(len(todo), progress) as shown:
+            with _pool(scheduler, jobs or machine_cores(), previews) as pool, _Progress(len(todo), progress) as shown:
                 for index, result in pool.run(task, tasks):
                     number = todo[index]
                     line = _finished(found[number], result, out_dir, options, manifest)
@@ -98,6 +96,16 @@ def run_batch(inputs: Sequence[str], out_dir: str, settings: Settings, *, jobs: 
         write_index(out_dir, [(found[number], line) for number, line in sorted(run.lines.items())], preview_name)
     run.summary.seconds = time.perf_counter() - started
     return run.summary
+
+
+def _pool(scheduler: str | None, workers: int, previews: bool) -> Pool:
+    """The workers: a Dask cluster's (connected, or a local one started) or a process pool's."""
+    if not scheduler:
+        return Pool(workers, PREVIEW_MODULES if previews else ())
+    try:
+        return DaskPool(scheduler, workers)
+    except (OSError, TimeoutError) as error:
+        raise BatchError(f"--scheduler {scheduler}: {error}") from None
 
 
 def preview_name(job: Job) -> str:
