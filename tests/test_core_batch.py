@@ -259,6 +259,9 @@ def test_an_input_that_does_not_exist_and_a_busy_folder_exit_with_2(tmp_path, ca
     with Manifest(str(tmp_path / "out")):
         assert batch(str(WALK), "-o", str(tmp_path / "out"), "--to", "bvh") == 2
     assert capsys.readouterr().err.strip() == f"error: {tmp_path / 'out'}: another batch is writing this folder"
+    (tmp_path / "a_file").write_text("")
+    assert batch(str(WALK), "-o", str(tmp_path / "a_file"), "--to", "bvh") == 2
+    assert capsys.readouterr().err.strip() == f"error: {tmp_path / 'a_file'}: File exists"
 
 
 @pytest.mark.parametrize("arguments, module, words", [

@@ -68,34 +68,47 @@ def run_batch(inputs: Sequence[str], out_dir: str, settings: Settings, *, jobs: 
     try:
         found = plan(inputs, out_dir, settings.to)
         options = _checked(settings, scheduler, previews)
-        manifest = Manifest(out_dir)
-    except (FileNotFoundError, MissingDependency, ManifestBusy) as error:
+    except (FileNotFoundError, MissingDependency) as error:
         raise BatchError(str(error)) from None
-    with manifest, _Run(out_dir, report or os.path.join(out_dir, REPORT_NAME), on_line) as run:
-        todo = []
-        for number, job in enumerate(found):
-            record = None if force or job.refused else manifest.current(job, options, previews)
-            if job.refused:
-                run.emit(number, _line(job, "error", error=job.refused))
-            elif record is not None:
-                run.emit(number, _line(job, "skipped", **_shown(record)))
-            else:
-                todo.append(number)
-        if todo:
-            tasks = [(found[number], settings, run.staging) for number in todo]
-            task = _ConvertTask(force, out_dir if previews else None)
-            with _pool(scheduler, jobs or machine_cores(), previews) as pool, _Progress(len(todo), progress) as shown:
-                for index, result in pool.run(task, tasks):
-                    number = todo[index]
-                    line = _finished(found[number], result, out_dir, options, manifest)
-                    shown.advance(line["status"] != "ok")
-                    run.emit(number, line)
+    try:
+        with Manifest(out_dir) as manifest, _Run(out_dir, report or os.path.join(out_dir, REPORT_NAME),
+                                                 on_line) as run:
+            _convert(found, settings, options, manifest, run, jobs=jobs, scheduler=scheduler, previews=previews,
+                     force=force, progress=progress)
+    except ManifestBusy as error:
+        raise BatchError(str(error)) from None
+    except OSError as error:  # the output folder or the report cannot be written
+        raise BatchError(f"{error.filename}: {error.strerror}") from None
     if previews:
         from .index import write_index
 
         write_index(out_dir, [(found[number], line) for number, line in sorted(run.lines.items())], preview_name)
     run.summary.seconds = time.perf_counter() - started
     return run.summary
+
+
+def _convert(found: list[Job], settings: Settings, options: dict[str, Any], manifest: Manifest, run: _Run, *,
+             jobs: int | None, scheduler: str | None, previews: bool, force: bool, progress: bool) -> None:
+    """Report what is refused or up to date, and convert the rest."""
+    todo = []
+    for number, job in enumerate(found):
+        record = None if force or job.refused else manifest.current(job, options, previews)
+        if job.refused:
+            run.emit(number, _line(job, "error", error=job.refused))
+        elif record is not None:
+            run.emit(number, _line(job, "skipped", **_shown(record)))
+        else:
+            todo.append(number)
+    out_dir = manifest.out_dir
+    if todo:
+        tasks = [(found[number], settings, run.staging) for number in todo]
+        task = _ConvertTask(force, out_dir if previews else None)
+        with _pool(scheduler, jobs or machine_cores(), previews) as pool, _Progress(len(todo), progress) as shown:
+            for index, result in pool.run(task, tasks):
+                number = todo[index]
+                line = _finished(found[number], result, out_dir, options, manifest)
+                shown.advance(line["status"] != "ok")
+                run.emit(number, line)
 
 
 def _pool(scheduler: str | None, workers: int, previews: bool) -> Pool:
