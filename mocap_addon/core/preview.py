@@ -88,6 +88,7 @@ def contact_sheet(clip: Clip, path: str | os.PathLike[str], *, title: str | None
     axes.set_xlim(-0.7 * step, (len(body.frames) - 0.5) * step)
     axes.set_ylim(-0.24 * tall, len(views) * lift - 0.1 * tall)
     axes.set_aspect("equal")
+    axes.set_anchor("W")  # a narrow figure keeps to the left, under its title
     axes.axis("off")
     figure.text(0.02, 0.95, title or "clip", fontsize=13, weight="bold", color=TEXT, va="top")
     figure.text(0.02, 0.885, caption(clip), fontsize=10, color=FAINT, va="top")
