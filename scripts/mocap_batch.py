@@ -79,8 +79,8 @@ def arguments(argv: list[str], bpy: Any) -> argparse.Namespace:
     parser.add_argument("inputs", nargs="+", help="motion capture files, or one .blend to export from")
     parser.add_argument("output", help="the .blend to write, or a folder for exported files")
     formats = [exporter.filename_ext.lstrip(".") for _, exporter in FORMATS]
-    parser.add_argument("--format", type=_choice(formats), default="bvh",
-                        help=f"export format: {', '.join(formats)} (default bvh)")
+    parser.add_argument("--format", type=_choice(formats), default=formats[0],
+                        help=f"export format: {', '.join(formats)} (default {formats[0]})")
     importer, exporter = FORMATS[0]
     offered: dict[str, Any] = {}
     for idname, names in ((importer.bl_idname, IMPORT_OPTIONS), (exporter.bl_idname, EXPORT_OPTIONS)):

@@ -11,10 +11,10 @@ from collections.abc import Sequence
 
 from .batch.cli import add_batch_command, batch_command
 from .errors import MissingDependency, MocapFormatError
-from .formats import format_of, load, save
+from .formats import format_of, load, save, unit_note
 from .model import Clip, rotation_order
 from .reduce import DEFAULT_TOLERANCE, reduce_keys
-from .units import UNITS_IN_METRES, unit_note
+from .units import UNITS_IN_METRES
 
 
 def describe(clip: Clip, path: str) -> str:

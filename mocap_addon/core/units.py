@@ -1,14 +1,10 @@
 """Length units: their names, and a clip's lengths re-expressed in another unit.
 
 A clip's ``unit_in_metres`` is the length of one of its units where its file
-says (HTR ``CalibrationUnits``, ASF ``:units length``); ``None`` where it does
-not (BVH), and then one unit is read as a metre, as Blender's importers do.
-Every writer labels the values it writes truthfully: HTR names the unit
-(converting to millimetres where the unit has no name) and leaves
-``CalibrationUnits`` out where none is known; ASF states it as
-``length = 0.0254 / unit`` (one unit = 1/length inch, the CMU reading; a metre
-where none is known); BVH cannot state a unit, so its values stay in the
-clip's unit.
+says; ``None`` where it does not, and then one unit is read as a metre, as
+Blender's importers do.  Every writer labels the values it writes truthfully,
+each format in its own way (``core.formats.unit_note`` says how, where a
+report should tell).
 """
 
 from __future__ import annotations
@@ -42,8 +38,8 @@ def convert_unit(clip: Clip, unit_in_metres: float) -> Clip:
 
 
 def scale_lengths(clip: Clip, factor: float) -> Clip:
-    """The clip with every length (offsets, End Sites, position and length channels, bone vectors)
-    multiplied by ``factor``; its unit is left as it is."""
+    """The clip with every length (offsets, End Sites, position and length channels, bone vectors and
+    a format's ``bone_lengths``) multiplied by ``factor``; its unit is left as it is."""
     skeleton = clip.skeleton.copy()
     skeleton.offsets *= factor
     skeleton.end_sites = [site * factor for site in skeleton.end_sites]
@@ -55,22 +51,7 @@ def scale_lengths(clip: Clip, factor: float) -> Clip:
     metadata = dict(clip.metadata)
     if "bone_vectors" in metadata:
         metadata["bone_vectors"] = (np.asarray(metadata["bone_vectors"]) * factor).tolist()
-    if "bone_lengths" in metadata.get("htr", {}):
-        metadata["htr"] = {**metadata["htr"], "bone_lengths": (np.asarray(metadata["htr"]["bone_lengths"])
-                                                               * factor).tolist()}
+    for key, section in clip.metadata.items():  # a format's own section may keep its bone lengths
+        if isinstance(section, dict) and "bone_lengths" in section:
+            metadata[key] = {**section, "bone_lengths": (np.asarray(section["bone_lengths"]) * factor).tolist()}
     return dataclasses.replace(clip, skeleton=skeleton, motion=motion, metadata=metadata)
-
-
-def unit_note(clip: Clip, extension: str) -> str | None:
-    """What a file of ``extension`` written from ``clip`` says about its unit, where a report should tell."""
-    name = unit_name(clip.unit_in_metres)
-    if extension == ".bvh":
-        if clip.unit_in_metres is None:
-            return "BVH states no unit: lengths written as they are (their unit is not known either)"
-        return f"BVH states no unit: lengths written in the clip's unit, {name or f'{clip.unit_in_metres:.6g} m'}"
-    if clip.unit_in_metres is None:
-        return ("no unit known: HTR written without CalibrationUnits" if extension == ".htr"
-                else "no unit known: ASF written with one unit = 1 m")
-    if extension == ".htr" and name is None:
-        return f"HTR lengths converted to mm from the clip's unit ({clip.unit_in_metres:.6g} m)"
-    return None

@@ -140,6 +140,7 @@ class MocapImportBase(ImportHelper):
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         from ...core import MocapFormatError, load
+        from ...core.formats import FORMATS as CORE_FORMATS
         from ...core.formats import files_to_read, format_of
         from . import FORMATS
         from .importer import ImportSettings, import_clip
@@ -164,7 +165,7 @@ class MocapImportBase(ImportHelper):
                         options.setdefault("skeleton", skeleton)
                     clip = load(path, **options)
                     forward, up = self.axis_forward, self.axis_up
-                    if self.use_file_up_axis and clip.metadata.get("format") != "bvh":
+                    if self.use_file_up_axis and CORE_FORMATS[extension].up_axis_known:
                         forward, up = file_axes(forward, up, clip.up_axis)
                     settings = ImportSettings(conversion_matrix(forward, up), self.scale, self.unit,
                                               self.frame_start, self.fps_mode, self.update_scene_range,
@@ -263,7 +264,7 @@ class MocapExportBase(ExportHelper):
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         from ...core import save
-        from ...core.units import unit_note
+        from ...core.formats import unit_note
         from .exporter import ExportSettings, export_clip
 
         scene = context.scene

@@ -21,7 +21,7 @@ from typing import Any
 from .. import formats
 from ..errors import MissingDependency
 
-PRELOAD = sorted({f"{formats.__name__}.{module}" for module, _, _ in formats.FORMATS.values()})  # every reader
+PRELOAD = [f.module for f in formats.file_formats()]  # every registered format's module
 IN_FLIGHT_PER_WORKER = 2  # tasks handed out per worker: one running, one waiting to start
 DASK_EXTRA = 'pip install "mocap-addon[dask]" (or pip install "dask[distributed]")'
 

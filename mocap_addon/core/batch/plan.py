@@ -1,12 +1,13 @@
 """Which files a batch reads and where each result goes.
 
-INPUTs are files and folders.  A folder is searched recursively for takes
-(``.bvh``, ``.htr``, ``.amc`` in any case; hidden folders and the output folder
-are left out); each take's result mirrors its path relative to that folder.  A
-file given by name lands at the top of the output folder.  An ``.amc`` is read
-with the ``.asf`` its reader finds beside it (or, among files given by name,
-the ``.asf`` given with it); an ``.asf`` given alone is a take of its own
-(its rest skeleton).
+INPUTs are files and folders.  A folder is searched recursively for takes (the
+registered formats' motion files, ``.bvh``, ``.htr``, ``.amc`` in any case;
+hidden folders and the output folder are left out); each take's result mirrors
+its path relative to that folder.  A file given by name lands at the top of the
+output folder.  A take whose format keeps its skeleton in a file of its own (an
+``.amc``) is read with the one its reader finds beside it (or, among files given
+by name, the ``.asf`` given with it); an ``.asf`` given alone is a take of its
+own (its rest skeleton).
 """
 
 from __future__ import annotations
@@ -16,11 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..errors import MocapFormatError
-from ..formats import FORMATS, files_to_read
-from ..formats.acclaim import find_skeleton
+from ..formats import FORMATS, file_formats, files_to_read, motion_extensions
 
-TARGETS = ("bvh", "htr", "amc")
-TAKE_EXTENSIONS = tuple(extension for extension in FORMATS if extension != ".asf")
+TARGETS = tuple(f.key for f in file_formats())  # what --to names: bvh, htr, amc
 
 
 @dataclass(frozen=True)
@@ -36,9 +35,10 @@ class Job:
 
     @property
     def outputs(self) -> tuple[str, ...]:
-        """Every file the job writes: an .amc's skeleton first, beside it."""
+        """Every file the job writes: the skeleton file first where its format has one (.asf beside .amc)."""
         stem, extension = os.path.splitext(self.output)
-        return (stem + ".asf", self.output) if extension == ".amc" else (self.output,)
+        skeleton = FORMATS[extension].skeleton_extension
+        return (stem + skeleton, self.output) if skeleton else (self.output,)
 
 
 def plan(inputs: Sequence[str], out_dir: str, to: str) -> list[Job]:
@@ -61,9 +61,10 @@ def plan(inputs: Sequence[str], out_dir: str, to: str) -> list[Job]:
             found.append((name, os.path.basename(name), named[name] or _skeleton_beside(name)))
     jobs: list[Job] = []
     claimed: dict[str, str] = {}
+    written = next(f.extensions[0] for f in file_formats() if f.key == to)
     for source, relative, skeleton in found:
         name = relative.replace(os.sep, "/")
-        result = os.path.splitext(name)[0] + "." + to
+        result = os.path.splitext(name)[0] + written
         job = Job(source, name, result, os.path.join(out_dir, *result.split("/")), skeleton)
         keys = [os.path.normcase(os.path.abspath(path)) for path in job.outputs]
         taken = next((claimed[key] for key in keys if key in claimed), None)
@@ -78,21 +79,24 @@ def plan(inputs: Sequence[str], out_dir: str, to: str) -> list[Job]:
 def _takes_in(folder: str, out_dir: str) -> list[tuple[str, str]]:
     """Every take under ``folder`` (recursive, sorted by path) with its path relative to ``folder``."""
     skip = os.path.realpath(out_dir)
+    extensions = motion_extensions()
     takes = []
     for here, folders, files in os.walk(folder):
         folders[:] = [f for f in folders if not f.startswith(".") and os.path.realpath(os.path.join(here, f)) != skip]
         for name in files:
-            if os.path.splitext(name)[1].lower() in TAKE_EXTENSIONS:
+            if os.path.splitext(name)[1].lower() in extensions:
                 path = os.path.join(here, name)
                 takes.append((path, os.path.relpath(path, folder)))
     return sorted(takes, key=lambda take: take[1].split(os.sep))
 
 
 def _skeleton_beside(source: str) -> str | None:
-    """The .asf an .amc's reader would find (``None``: none, and reading will say so)."""
-    if os.path.splitext(source)[1].lower() != ".amc":
+    """The skeleton file a take's reader would find beside it (an .amc's .asf); ``None`` for formats
+    without one, or where there is none (reading will say so)."""
+    file_format = FORMATS.get(os.path.splitext(source)[1].lower())
+    if file_format is None or file_format.find_skeleton is None:
         return None
     try:
-        return find_skeleton(source)
+        return file_format.function(file_format.find_skeleton)(source)  # type: ignore[no-any-return]
     except (MocapFormatError, OSError):
         return None

@@ -1,62 +1,72 @@
-"""The file formats (BVH, HTR, ASF/AMC); ``load`` and ``save`` pick one from a file's content and extension."""
+"""The file formats (BVH, HTR, ASF/AMC) and their registry; ``load`` and ``save`` pick one from a file's
+content and extension.
+
+Each format module declares what others need to know about it as ``FORMAT``
+(a :class:`FileFormat`) and is registered below, one line each; nothing outside
+a format's own modules names its extensions.
+"""
 
 from __future__ import annotations
 
 import errno
-import importlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import MocapFormatError
 from ..model import Clip
+from . import acclaim, bvh, htr
+from .fileformat import FileFormat
 
-# extension -> (module, reader, writer); modules are imported on first use.
-FORMATS: dict[str, tuple[str, str, str]] = {
-    ".bvh": ("bvh", "read_bvh", "write_bvh"),
-    ".htr": ("htr", "read_htr", "write_htr"),
-    ".amc": ("acclaim", "read_amc", "write_amc"),
-    ".asf": ("acclaim", "read_asf", "write_amc"),
-}
+FORMATS: dict[str, FileFormat] = {}
+"""Every registered extension (``.bvh`` …) -> its format."""
 
-# What a file's first meaningful text looks like, per format.
-_SIGNATURES = (
-    ("HIERARCHY", ".bvh"),
-    ("[HEADER]", ".htr"),
-    (":VERSION", ".asf"),
-    (":NAME", ".asf"),
-    (":FULLY-SPECIFIED", ".amc"),
-    (":DEGREES", ".amc"),
-    (":RADIANS", ".amc"),
-)
+
+def register(file_format: FileFormat) -> None:
+    """Add a format: ``load``, ``save``, ``sniff``, unit notes and file selections then know it."""
+    taken = [e for e in file_format.extensions if e in FORMATS]
+    if taken:
+        raise ValueError(f"{file_format.label}: {', '.join(taken)} already registered")
+    FORMATS.update(dict.fromkeys(file_format.extensions, file_format))
+
+
+register(bvh.FORMAT)
+register(htr.FORMAT)
+register(acclaim.FORMAT)
+
+
+def file_formats() -> list[FileFormat]:
+    """The registered formats, in the order they were registered."""
+    return list(dict.fromkeys(FORMATS.values()))
+
+
+def motion_extensions() -> tuple[str, ...]:
+    """The extensions of files holding motion (every registered one but skeleton-only files)."""
+    return tuple(e for f in file_formats() for e in f.motion_extensions)
 
 
 def sniff(path: str | os.PathLike[str]) -> str | None:
     """The extension of the format the file's first lines belong to, if recognisable."""
     with open(path, "rb") as handle:
         head = handle.read(8192).decode("utf-8", "replace").lstrip("\ufeff")
+    signatures = [(prefix, extension) for f in file_formats() for extension, prefixes in f.signatures.items()
+                  for prefix in prefixes]
     for raw in head.splitlines():
         text = raw.split("#", 1)[0].strip().upper()
         if not text:
             continue
-        for prefix, extension in _SIGNATURES:
+        for prefix, extension in signatures:
             if text.startswith(prefix):
                 return extension
         return None
     return None
 
 
-def _function(extension: str, slot: int) -> Callable[..., Any]:
-    module_name = FORMATS[extension][0]
-    module = importlib.import_module(f"{__package__}.{module_name}")
-    return getattr(module, FORMATS[extension][slot])  # type: ignore[no-any-return]
-
-
 def format_of(path: str | os.PathLike[str]) -> str:
     """The extension (``.bvh`` …) whose reader should read ``path``."""
     extension = os.path.splitext(os.fspath(path))[1].lower()
     detected = sniff(path) if os.path.isfile(path) else None
-    if extension in FORMATS and (detected in (None, extension) or {detected, extension} == {".asf", ".amc"}):
+    if extension in FORMATS and (detected is None or FORMATS[detected] is FORMATS[extension]):
         return extension
     if detected is not None:
         return detected
@@ -68,36 +78,44 @@ def load(path: str | os.PathLike[str], **options: Any) -> Clip:
     if not os.path.isfile(path):
         code = errno.EISDIR if os.path.isdir(path) else errno.ENOENT
         raise OSError(code, os.strerror(code), os.fspath(path))
-    return _function(format_of(path), 1)(path, **options)  # type: ignore[no-any-return]
+    extension = format_of(path)
+    file_format = FORMATS[extension]
+    return file_format.function(file_format.readers[extension])(path, **options)  # type: ignore[no-any-return]
 
 
 def files_to_read(paths: Sequence[str]) -> list[tuple[str, str | None]]:
-    """The files a selection asks to read, in its order, each .amc with the .asf chosen for it.
+    """The files a selection asks to read, in its order, each motion file with the skeleton file chosen for it.
 
-    An .asf selected with .amc files is their skeleton rather than a clip of its own: each .amc
-    takes the selected .asf it would find beside it, else the only one selected.  An .asf no
-    selected .amc uses is read on its own (its rest skeleton); other files have no skeleton.
+    A skeleton file (ASF's .asf) selected with its format's motion files is their skeleton rather
+    than a clip of its own: each motion file takes the selected skeleton file it would find beside
+    it, else the only one selected.  A skeleton file no selected motion file uses is read on its
+    own (its rest skeleton); files of formats without skeleton files have none.
     """
-    from .acclaim import find_skeleton
-
     def key(path: str) -> str:
         return os.path.normcase(os.path.abspath(path))
 
-    skeletons = {key(p): p for p in paths if os.path.splitext(p)[1].lower() == ".asf"}
+    def extension(path: str) -> str:
+        return os.path.splitext(path)[1].lower()
+
     chosen: dict[str, str | None] = {}
-    for path in paths:
-        if os.path.splitext(path)[1].lower() != ".amc":
+    for file_format in file_formats():
+        if file_format.skeleton_extension is None or file_format.find_skeleton is None:
             continue
-        try:
-            beside: str | None = key(find_skeleton(path))
-        except (MocapFormatError, OSError):
-            beside = None
-        if beside in skeletons:
-            chosen[path] = skeletons[beside]
-        elif len(skeletons) == 1:
-            chosen[path] = next(iter(skeletons.values()))
-        else:
-            chosen[path] = None
+        find_skeleton = file_format.function(file_format.find_skeleton)
+        skeletons = {key(p): p for p in paths if extension(p) == file_format.skeleton_extension}
+        for path in paths:
+            if extension(path) not in file_format.motion_extensions:
+                continue
+            try:
+                beside: str | None = key(find_skeleton(path))
+            except (MocapFormatError, OSError):
+                beside = None
+            if beside in skeletons:
+                chosen[path] = skeletons[beside]
+            elif len(skeletons) == 1:
+                chosen[path] = next(iter(skeletons.values()))
+            else:
+                chosen[path] = None
     used = {key(s) for s in chosen.values() if s is not None}
     return [(path, chosen.get(path)) for path in paths if key(path) not in used]
 
@@ -108,4 +126,10 @@ def save(clip: Clip, path: str | os.PathLike[str], **options: Any) -> None:
     if extension not in FORMATS:
         raise ValueError(f"cannot write {extension or 'files without an extension'}: "
                          f"known are {', '.join(sorted(FORMATS))}")
-    _function(extension, 2)(clip, path, **options)
+    FORMATS[extension].function(FORMATS[extension].writer)(clip, path, **options)
+
+
+def unit_note(clip: Clip, extension: str) -> str | None:
+    """What a file of ``extension`` written from ``clip`` says about its unit, where a report should tell."""
+    file_format = FORMATS[extension]
+    return file_format.function(file_format.unit_note)(clip)  # type: ignore[no-any-return]

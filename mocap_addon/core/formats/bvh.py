@@ -22,6 +22,8 @@ from ..errors import MocapFormatError
 from ..kinematics import conform
 from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, rotation_order
 from ..rotations import check_order, listed_within
+from ..units import unit_name
+from .fileformat import FileFormat
 from .table import read_table
 from .textio import (
     atomic_write,
@@ -412,3 +414,15 @@ def format_bvh(clip: Clip, *, precision: int = 6, position_mode: str = "replace"
     header = "\n".join(lines) + "\n"
     motion = clip.motion if columns == list(range(len(columns))) else clip.motion[:, columns]
     return header + format_rows(motion, precision)
+
+
+def unit_note(clip: Clip) -> str:
+    """BVH states no unit: a written file's lengths are in the clip's unit, whatever it is."""
+    if clip.unit_in_metres is None:
+        return "BVH states no unit: lengths written as they are (their unit is not known either)"
+    unit = unit_name(clip.unit_in_metres) or f"{clip.unit_in_metres:.6g} m"
+    return f"BVH states no unit: lengths written in the clip's unit, {unit}"
+
+
+FORMAT = FileFormat("bvh", "BVH", __name__, readers={".bvh": "read_bvh"}, writer="write_bvh",
+                    signatures={".bvh": ("HIERARCHY",)}, unit_note="unit_note", up_axis_known=False)

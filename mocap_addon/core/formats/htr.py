@@ -34,6 +34,7 @@ from ..kinematics import rebase, rest_pose
 from ..model import Clip, Skeleton
 from ..rotations import check_order, euler_to_matrix, matrix_to_euler
 from ..units import UNITS_IN_METRES, convert_unit, unit_name
+from .fileformat import FileFormat
 from .textio import (
     WHOLE_NUMBER_LIMIT,
     atomic_write,
@@ -489,3 +490,17 @@ def _bone_lengths(clip: Clip, known: dict, axis: str, heads: np.ndarray) -> np.n
             along = float(skeleton.offsets[joint][_AXES[axis]])
             lengths[parent] = max(lengths[parent], along)
     return lengths
+
+
+def unit_note(clip: Clip) -> str | None:
+    """A written file names the clip's unit in ``CalibrationUnits``: a unit without a name is converted
+    to mm, and a clip that states no unit is written without it."""
+    if clip.unit_in_metres is None:
+        return "no unit known: HTR written without CalibrationUnits"
+    if unit_name(clip.unit_in_metres) is None:
+        return f"HTR lengths converted to mm from the clip's unit ({clip.unit_in_metres:.6g} m)"
+    return None
+
+
+FORMAT = FileFormat("htr", "HTR", __name__, readers={".htr": "read_htr"}, writer="write_htr",
+                    signatures={".htr": ("[HEADER]",)}, unit_note="unit_note", up_axis_known=True)
