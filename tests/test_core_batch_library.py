@@ -121,7 +121,8 @@ def test_a_killed_run_resumes_without_rewriting_what_it_finished(library, expect
         if done >= TAKES // 3:
             break
         time.sleep(0.05)
-    os.killpg(process.pid, signal.SIGKILL)
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
     process.wait()
     assert process.returncode == -signal.SIGKILL, "the batch ended before it could be killed"
     present = files_in(out)

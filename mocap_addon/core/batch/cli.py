@@ -41,7 +41,8 @@ def add_batch_command(commands: Any) -> None:
                     "Exit status 1 if any take failed, 2 for bad arguments.")
     batch.add_argument("inputs", nargs="+", metavar="INPUT", help="motion files and folders of them")
     batch.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="the folder written")
-    batch.add_argument("--to", required=True, choices=TARGETS, help="the format written (amc: with its .asf beside)")
+    batch.add_argument("--to", required=True, choices=TARGETS,
+                       help="the format written (AMC takes with their ASF skeleton beside)")
     batch.add_argument("--canonical", action="store_true", help="put every take on the canonical skeleton")
     batch.add_argument("--retarget-onto", metavar="FILE", help="retarget every take onto FILE's skeleton")
     batch.add_argument("--feet", choices=("planted", "free"),

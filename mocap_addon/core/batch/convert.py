@@ -35,7 +35,7 @@ from .plan import Job
 class Settings:
     """What every take of a batch becomes: the options that decide an output's bytes."""
 
-    to: str = "bvh"
+    to: str  # the format written, by its key in the format registry
     canonical: bool = False
     method: str = "rotations"  # of the canonical conversion
     retarget_onto: str | None = None  # a file whose skeleton every take is retargeted onto

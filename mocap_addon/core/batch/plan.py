@@ -16,8 +16,9 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from .. import formats
 from ..errors import MocapFormatError
-from ..formats import FORMATS, file_formats, files_to_read, motion_extensions
+from ..formats import file_formats, files_to_read, motion_extensions
 
 TARGETS = tuple(f.key for f in file_formats())  # what --to names: bvh, htr, amc
 
@@ -37,7 +38,7 @@ class Job:
     def outputs(self) -> tuple[str, ...]:
         """Every file the job writes: the skeleton file first where its format has one (.asf beside .amc)."""
         stem, extension = os.path.splitext(self.output)
-        skeleton = FORMATS[extension].skeleton_extension
+        skeleton = formats.FORMATS[extension].skeleton_extension
         return (stem + skeleton, self.output) if skeleton else (self.output,)
 
 
@@ -93,7 +94,7 @@ def _takes_in(folder: str, out_dir: str) -> list[tuple[str, str]]:
 def _skeleton_beside(source: str) -> str | None:
     """The skeleton file a take's reader would find beside it (an .amc's .asf); ``None`` for formats
     without one, or where there is none (reading will say so)."""
-    file_format = FORMATS.get(os.path.splitext(source)[1].lower())
+    file_format = formats.FORMATS.get(os.path.splitext(source)[1].lower())
     if file_format is None or file_format.find_skeleton is None:
         return None
     try:
