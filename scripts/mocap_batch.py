@@ -17,7 +17,7 @@ needed for that: it is the core's library batch (``python -m mocap_addon.core ba
 
     python scripts/mocap_batch.py takes/ out_folder/ --format htr
     python scripts/mocap_batch.py takes/ out_folder/ --canonical [--method lengths] [--format htr]
-    python scripts/mocap_batch.py walk.bvh run.bvh out_folder/ --retarget-onto character.htr
+    python scripts/mocap_batch.py walk.bvh run.bvh out_folder/ --retarget-onto character.htr [--feet free]
 
 Options are the File > Import / Export operators' own (names, choices and defaults are read from
 them; an option left out keeps the operator's default).  One OK or FAIL line per input (or per
@@ -94,6 +94,9 @@ def arguments(argv: list[str], bpy: Any) -> argparse.Namespace:
                         help="canonical conversion method (default rotations)")
     parser.add_argument("--retarget-onto", metavar="FILE",
                         help="retarget every input onto FILE's skeleton, one file each in the output folder")
+    parser.add_argument("--feet", choices=("planted", "free"),
+                        help="planted: feet on the target's floor, held during contacts (retarget's default); "
+                             "free: exact limb directions (the canonical conversion's default)")
     parser.add_argument("--jobs", type=int, default=None,
                         help="worker processes for folder work (default: the machine's cores)")
     parser.add_argument("--force", action="store_true",
@@ -241,7 +244,7 @@ def convert_files(options: argparse.Namespace) -> int:
     reduce = (options.reduce_tolerance if options.reduce_tolerance is not None else 0.002) \
         if options.reduce_keys else None
     settings = Settings(to=options.format.lower(), canonical=options.canonical, method=options.method,
-                        retarget_onto=options.retarget_onto, reduce=reduce,
+                        retarget_onto=options.retarget_onto, feet=options.feet, reduce=reduce,
                         unit=None if options.unit in (None, "AUTO") else options.unit.lower(),
                         precision=6 if options.precision is None else options.precision)
     try:

@@ -10,9 +10,7 @@ from hypothesis import strategies as st
 from mocap_addon.core import Clip, conform, load, world_positions
 from mocap_addon.core import rotations as r
 from mocap_addon.core.blend import (
-    Posed,
     blend,
-    blend_pose,
     envelope,
     mask_presets,
     mask_weights,
@@ -21,6 +19,7 @@ from mocap_addon.core.blend import (
 )
 from mocap_addon.core.model import ROTATION_CHANNELS, rotation_order
 from mocap_addon.core.naming import map_skeleton
+from mocap_addon.core.pose import Pose, as_pose
 from mocap_addon.core.retarget import retarget
 from mocap_addon.core.timewarp import time_warp
 from mocap_addon.core.timing import resample
@@ -408,7 +407,7 @@ def test_solve_mix_out_of_reach_gives_the_nearest_mix_and_the_distance(halves):
     assert distance <= nearest.min() + 1e-9 and distance > 200.0
     assert abs(mix - np.argmin(nearest) / 2000) < 2e-3
     _, wide_distance = solve_mix(a, b, "LeftHand", frame, target, bounds=(-1.0, 2.0))
-    assert wide_distance <= distance
+    assert wide_distance <= distance * (1 + 1e-12)  # the same optimum, reached from another grid
 
 
 def test_solve_mix_errors(halves):
@@ -430,27 +429,27 @@ def same_rotations(x: np.ndarray, y: np.ndarray) -> float:
 
 @pytest.mark.parametrize("options", [{}, {"root": "heading"}, {"root": "b"}, {"mask": "upper_body"},
                                      {"offset": 7}, {"align": "scale"}, {"align": "dtw", "offset": 3}])
-def test_blend_pose_is_the_blend_before_encoding(halves, options):
-    """On clips or on their decoded poses, blend_pose gives the local pose of every joint of blend()."""
+def test_poses_blend_as_their_clips(halves, options):
+    """On clips or on their poses (or one of each), blend gives the same local pose of every joint."""
     a, b = halves
     b = part(turned(b, 40.0, [20.0, 0.0, 5.0]), 0, 55)
     profile = np.linspace(-0.2, 1.1, a.frame_count)
-    expected = Posed.of(blend(a, b, profile, **options)).pose
-    for first, second in ((a, b), (Posed.of(a), Posed.of(b)), (Posed.of(a), b)):
-        found = blend_pose(first, second, profile, **options)
-        assert found.rotations.shape == (a.skeleton.joint_count, a.frame_count, 4)
+    expected = blend(a, b, profile, **options).pose()
+    for first, second in ((a.pose(), b.pose()), (a.pose(), b)):
+        found = blend(first, second, profile, **options)
+        assert isinstance(found, Pose) and found.rotations.shape == (a.frame_count, a.skeleton.joint_count, 4)
         assert same_rotations(found.rotations, expected.rotations) < 1e-7
         np.testing.assert_allclose(found.translations, expected.translations, atol=1e-9 * extent(a))
     hand = a.skeleton.index("RightHand")
-    np.testing.assert_allclose(envelope(Posed.of(a), Posed.of(b), hand, [0.3, 0.9], **options),
+    np.testing.assert_allclose(envelope(a.pose(), b.pose(), hand, [0.3, 0.9], **options),
                                envelope(a, b, hand, [0.3, 0.9], **options), atol=1e-9 * extent(a))
     target = world_positions(blend(a, b, 0.37, **options))[20, hand]
-    assert abs(solve_mix(Posed.of(a), Posed.of(b), hand, 20, target, **options)[0] - 0.37) < 1e-4
+    assert abs(solve_mix(a.pose(), b.pose(), hand, 20, target, **options)[0] - 0.37) < 1e-4
 
 
-def test_blend_pose_holds_only_what_the_channels_hold(halves):
+def test_a_blend_holds_only_what_the_channels_hold(halves):
     """Joints with two rotation channels or a lone translation channel: slerping two of their poses can
-    turn about the missing axis; blend_pose drops that, as encoding does."""
+    turn about the missing axis; a blend of poses drops that, as encoding does."""
     a, b = halves
     layouts = {"LeftForeArm": ("rz", "rx"), "RightUpLeg": ("ry",), "Spine": ("ty", "rz", "rx", "ry")}
     reduced = [layouts.get(name, layout) for name, layout in zip(a.skeleton.names, a.skeleton.channels)]
@@ -460,40 +459,32 @@ def test_blend_pose_holds_only_what_the_channels_hold(halves):
         b.motion[:, rotation_columns(b, b.skeleton.index(name))] += rng.uniform(-90, 90, (1, 3))[:, :len(
             rotation_columns(b, b.skeleton.index(name)))]
     b.skeleton.offsets = b.skeleton.offsets * 1.2  # another body under the same names
-    expected = Posed.of(blend(a, b, 0.5)).pose
-    raw = Posed.of(a).pose.toward(Posed.of(b).pose, np.full((a.skeleton.joint_count, a.frame_count), 0.5))
+    expected = blend(a, b, 0.5).pose()
+    raw = a.pose().toward(b.pose(), np.full((a.frame_count, a.skeleton.joint_count), 0.5))
     assert same_rotations(raw.rotations, expected.rotations) > 1e-3  # the slerp alone turns about lost axes
     forearm = a.skeleton.index("LeftForeArm")  # and moves joints that cannot move, halfway to b's offsets
-    np.testing.assert_allclose(raw.translations[forearm] - expected.translations[forearm],
+    np.testing.assert_allclose(raw.translations[:, forearm] - expected.translations[:, forearm],
                                np.broadcast_to(0.1 * a.skeleton.offsets[forearm], (a.frame_count, 3)), atol=1e-9)
-    for first, second in ((a, b), (Posed.of(a), Posed.of(b))):
-        found = blend_pose(first, second, 0.5)
-        assert same_rotations(found.rotations, expected.rotations) < 1e-7
-        np.testing.assert_allclose(found.translations, expected.translations, atol=1e-9 * extent(a))
-        np.testing.assert_array_equal(found.scales, expected.scales)
+    found = blend(a.pose(), b.pose(), 0.5)
+    assert same_rotations(found.rotations, expected.rotations) < 1e-7
+    np.testing.assert_allclose(found.translations, expected.translations, atol=1e-9 * extent(a))
+    np.testing.assert_array_equal(found.scale_values(), expected.scale_values())
 
 
-def test_a_posed_a_lends_its_first_frame_to_a_retarget():
+def test_a_pose_a_lends_its_first_frame_to_a_retarget():
     """B on another skeleton is retargeted onto A's first frame (bone vectors held in the frames, as in
-    Maya's HTR), whether A is a clip or a Posed motion."""
+    Maya's HTR), whether A is a clip or a pose, and whether B is a clip or a pose."""
     samba_path = CORPUS / "htr" / "gpr450_xbot_samba_mixamo.com.htr"
     if not (samba_path.is_file() and CMU.is_file()):
         pytest.skip("../shared/corpus is absent")
     samba = part(load(samba_path), 0, 40)
     cmu = part(load(CMU), 0, 40)
     cmu.frame_time = samba.frame_time
-    expected = Posed.of(blend(samba, cmu, 0.5)).pose
-    found = blend_pose(Posed.of(samba), cmu, 0.5)
-    assert same_rotations(found.rotations, expected.rotations) < 1e-6
-    np.testing.assert_allclose(found.translations, expected.translations, atol=1e-6 * extent(samba))
-
-
-def test_a_posed_b_on_another_skeleton_is_refused(halves):
-    a, b = halves
-    other = b.copy()
-    other.skeleton.names[3] = "Elsewhere"
-    with pytest.raises(ValueError, match="give b as a clip"):
-        blend_pose(a, Posed.of(other), 0.5)
+    expected = blend(samba, cmu, 0.5).pose()
+    for first, second in ((samba.pose(), cmu), (samba.pose(), cmu.pose()), (samba, cmu.pose())):
+        found = as_pose(blend(first, second, 0.5))
+        assert same_rotations(found.rotations, expected.rotations) < 1e-6
+        np.testing.assert_allclose(found.translations, expected.translations, atol=1e-6 * extent(samba))
 
 
 # Options and errors ------------------------------------------------------------------------------------------------
@@ -533,7 +524,7 @@ def test_clips_on_two_skeletons_blend():
     assert half.skeleton.names == cmu.skeleton.names and half.frame_count == cmu.frame_count
     assert np.all(np.isfinite(half.motion))
     assert np.array_equal(blend(cmu, bandai, 0.0).motion, cmu.motion)
-    onto = retarget(bandai, cmu)
+    onto = retarget(bandai, cmu, feet="free")  # what blend retargets with (issue 20 decides on planted feet)
     assert pose_error(part(onto, 0, cmu.frame_count), cmu) > 0.01
     assert pose_error(blend(cmu, bandai, 1.0), part(onto, 0, cmu.frame_count)) < 1e-4
     backwards = blend(bandai, cmu, 0.5)

@@ -63,7 +63,7 @@ def test_a_mask_preset_keeps_the_other_joints_of_a(clips):
 
 def test_mask_presets_follow_the_stored_bone_mapping(clips):
     """Swap the arms in A's stored mapping by hand: the left-arm mask then blends the right arm."""
-    from mocap_addon.blender.tools.mapping import armature_mapping, store_mapping
+    from mocap_addon.blender.bone_mapping import armature_mapping, store_mapping
 
     bpy = clips
     armature = bpy.data.objects[A]
@@ -115,7 +115,7 @@ def test_a_whose_bone_vectors_are_in_its_frames_takes_b_from_another_skeleton(cl
 
 
 def test_a_keyed_mix_profile_is_honoured(clips):
-    from mocap_addon.blender.motion import armature_clip
+    from mocap_addon.blender.motion import armature_pose
     from mocap_addon.blender.tools.blend import clip_to_world
     from mocap_addon.core import world_positions
     from mocap_addon.core.blend import blend
@@ -137,7 +137,7 @@ def test_a_keyed_mix_profile_is_honoured(clips):
     curve = _mix_curve(result)
     profile = np.array([curve.evaluate(f) for f in FRAMES])
     assert 0.3 < profile[150] < 1.0
-    expected = world_positions(blend(armature_clip(bpy.data.objects[A]), armature_clip(bpy.data.objects[B]), profile))
+    expected = world_positions(blend(armature_pose(bpy.data.objects[A]), armature_pose(bpy.data.objects[B]), profile))
     world = clip_to_world(result)
     expected = expected @ world[:3, :3].T + world[:3, 3]
     assert np.abs(mixed - expected).max() <= tolerance(a)

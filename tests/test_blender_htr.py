@@ -133,3 +133,22 @@ def test_takes_become_markers_or_actions_and_are_exported_again(addon, tmp_path)
     bpy.ops.export_anim.mocap_htr(filepath=str(tmp_path / "take3.htr"))
     take = load(tmp_path / "take3.htr")
     assert take.frame_count == 66 and "takes" not in take.metadata
+
+
+def test_frame_translation_reading_is_chosen_by_evidence_and_kept(addon):
+    """By default the importer reads xbot_anim1's frame translations by evidence (turned by the base
+    rotation: its feet slide least so) and the armature keeps the choice and the note; forced, it obeys."""
+    import json
+
+    from mocap_addon.blender.import_record import PROPERTY
+
+    path = CORPUS / "htr" / "gpr450_xbot_anim1.HTR"
+    if not path.is_file():
+        pytest.skip("../shared/corpus is absent")
+    bpy = addon
+    assert bpy.ops.import_anim.mocap_htr(filepath=str(path)) == {"FINISHED"}
+    record = json.loads(bpy.context.object.data[PROPERTY])["metadata"]
+    assert record["htr"]["translation"] == "rotated" and record["htr"]["translation_chosen_by"] == "evidence"
+    assert any("turned by the base rotation" in note for note in record["notes"])
+    assert bpy.ops.import_anim.mocap_htr(filepath=str(path), translation="parent") == {"FINISHED"}
+    assert json.loads(bpy.context.object.data[PROPERTY])["metadata"]["htr"]["translation"] == "parent"

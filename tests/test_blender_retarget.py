@@ -85,7 +85,7 @@ def test_a_rolled_a_pose_rig_follows_the_source_limbs(addon, convention):
     bpy = addon
     source = import_sample(bpy)
     target = build_rig(bpy, "mixamo", convention)
-    assert bpy.ops.mocap.retarget(source=source.name, target=target.name) == {"FINISHED"}
+    assert bpy.ops.mocap.retarget(source=source.name, target=target.name, feet="free") == {"FINISHED"}
     action = target.animation_data.action
     assert action.name == f"{source.animation_data.action.name} on {target.name}"
     assert action.frame_range[:] == (1.0, 120.0)
@@ -144,14 +144,14 @@ def test_reference_pose_is_what_the_rig_stands_in_for_the_source_t_pose(addon):
     bpy = addon
     source = import_sample(bpy)
     target = build_rig(bpy)
-    bpy.ops.mocap.retarget(source=source.name, target=target.name)
+    bpy.ops.mocap.retarget(source=source.name, target=target.name, feet="free")
     automatic = directions(bpy, target, "mixamo")
     target.animation_data.action = None
     for pose_bone in target.pose.bones:
         pose_bone.matrix_basis.identity()
     bpy.context.view_layer.objects.active = target
     assert bpy.ops.mocap.set_reference_pose() == {"FINISHED"}
-    bpy.ops.mocap.retarget(source=source.name, target=target.name)
+    bpy.ops.mocap.retarget(source=source.name, target=target.name, feet="free")
     from_rest = directions(bpy, target, "mixamo")
     # Each limb bone turns by the angle between its rest direction and its T-pose one (arms out, legs down).
     heads = {name.replace("mixamorig:", ""): np.array(bone.head_local) for name, bone in target.data.bones.items()}
@@ -176,7 +176,7 @@ def test_reference_pose_is_what_the_rig_stands_in_for_the_source_t_pose(addon):
         pose_bone.matrix = Matrix.Translation(pose_bone.head) @ turn @ Matrix.Translation(-pose_bone.head) \
             @ pose_bone.matrix
     bpy.ops.mocap.set_reference_pose()
-    bpy.ops.mocap.retarget(source=source.name, target=target.name)
+    bpy.ops.mocap.retarget(source=source.name, target=target.name, feet="free")
     by_hand = directions(bpy, target, "mixamo")
     arms, legs = [0, 1, 4, 5], [2, 3, 6, 7]
     assert np.sum(automatic * by_hand, axis=-1)[:, arms].min() >= 0.99999  # arms: the automatic T-pose's
@@ -187,7 +187,7 @@ def test_reference_pose_is_what_the_rig_stands_in_for_the_source_t_pose(addon):
 
 def test_the_stored_bone_mapping_is_used(addon):
     """A hand edit in the Bone Mapping panel (here: the rig's hips unmapped) is what retargeting reads."""
-    from mocap_addon.blender.tools.mapping import armature_mapping, store_mapping
+    from mocap_addon.blender.bone_mapping import armature_mapping, store_mapping
 
     bpy = addon
     source = import_sample(bpy)
@@ -196,4 +196,57 @@ def test_the_stored_bone_mapping_is_used(addon):
     assert mapping["pelvis"] == "hips"
     store_mapping(target, {**mapping, "pelvis": None}, {})
     with pytest.raises(RuntimeError, match="target has no joint mapped to hips"):
-        bpy.ops.mocap.retarget(source=source.name, target=target.name)
+        bpy.ops.mocap.retarget(source=source.name, target=target.name, feet="free")
+
+
+def test_planted_feet_stand_on_the_rigs_floor(addon):
+    """A real walk onto the rig (bare, its rest on its floor) with the default Feet: Planted: the ankles
+    stand at the rest's ankle height while the walk's feet are planted, and slide no more than its own."""
+    from dataclasses import replace
+
+    from mocap_addon.core import load
+    from mocap_addon.core.contacts import find_contacts
+    from tests.conftest import CORPUS
+
+    walk = CORPUS / "bvh" / "bandai_dataset-2_walk_elderly_004.bvh"
+    if not walk.is_file():
+        pytest.skip("../shared/corpus is absent")
+    bpy = addon
+    bpy.ops.import_anim.mocap_bvh(filepath=str(walk))
+    source = bpy.context.object
+    target = build_rig(bpy)
+    assert bpy.ops.mocap.retarget(source=source.name, target=target.name) == {"FINISHED"}
+    frames = range(1, load(walk).frame_count + 1)
+    heads, names = pose_heads(bpy, target, frames)
+    ankles = heads[:, [names.index("mixamorig:LeftFoot"), names.index("mixamorig:RightFoot")]]
+    leg = 0.45 + 0.45  # the rig's thigh + shin, about
+    contacts = find_contacts(load(walk))
+    down = contacts.touching[..., 0]
+    rest_ankle = 0.1 - 0.02  # LeftFoot's head above the rig's lowest point (the toe)
+    assert abs(np.median(ankles[..., 2][down]) - rest_ankle) < 0.03 * leg
+    points = np.stack([ankles, ankles], axis=2)
+    on_rig = replace(contacts, points=points, up=np.array([0.0, 0.0, 1.0]), leg=leg,
+                     touching=contacts.touching & down[..., None])
+    assert on_rig.slide() <= 1.1 * contacts.slide() + 0.0005
+
+
+def test_knees_and_elbows_bend_about_the_rigs_own_axes(addon):
+    """Bandai's walk (every bone along its parent's +X at rest) through the operator onto Xia's imported
+    walk (a rig with an action: its captures): the rig's knees and elbows bend about the axes of its own
+    bones they bend about in its captures (within 3 degrees with the feet planted)."""
+    from mocap_addon.blender.motion import armature_pose
+    from mocap_addon.core.anatomy import angle_between, hinge_axes
+    from tests.conftest import CORPUS
+
+    walk, rig = CORPUS / "bvh" / "bandai_dataset-1_walk_normal_001.bvh", CORPUS / "bvh" / "ganim_Xia_normal.bvh"
+    if not (walk.is_file() and rig.is_file()):
+        pytest.skip("../shared/corpus is absent")
+    bpy = addon
+    bpy.ops.import_anim.mocap_bvh(filepath=str(walk))
+    source = bpy.context.object
+    bpy.ops.import_anim.mocap_bvh(filepath=str(rig))
+    target = bpy.context.object
+    own = hinge_axes(armature_pose(target))
+    assert bpy.ops.mocap.retarget(source=source.name, target=target.name) == {"FINISHED"}
+    for hinge, axis in hinge_axes(armature_pose(target)).items():
+        assert angle_between(axis, own[hinge]) < 3.0, hinge

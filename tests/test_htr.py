@@ -298,3 +298,53 @@ def test_write_read_round_trip(clip, reading):
     assert again.skeleton.names == clip.skeleton.names and again.start_frame == clip.start_frame
     np.testing.assert_allclose(world_positions(again), world_positions(clip), atol=1e-6)
     np.testing.assert_allclose(again.local_scales(), clip.local_scales(), atol=1e-9)
+
+
+@needs_corpus
+def test_frame_translations_are_read_by_each_files_evidence():
+    # anim1 (MACFileLib): read both ways, its planted feet slide less turned by the base rotation, above all in
+    # the sprint (take 313-344) whose feet would otherwise run sideways under the figure.
+    anim = load(HTR / "gpr450_xbot_anim1.HTR")
+    info = anim.metadata["htr"]
+    assert info["translation"] == "rotated" and info["translation_chosen_by"] == "evidence"
+    assert anim.skeleton.translation_in_rest_frame.all()
+    slides = info["translation_slide"]
+    assert slides["rotated"] < 0.8 * slides["parent"]
+    assert any("turned by the base rotation" in note for note in anim.metadata["notes"])
+    np.testing.assert_array_equal(world_positions(anim),
+                                  world_positions(read_htr(HTR / "gpr450_xbot_anim1.HTR", translation="rotated")))
+    # Files without a base rotation on a moving segment read one way only: the format notes' reading.
+    walk = load(HTR / "gpr450_xbot_walk_m_mixamo.com.htr")
+    assert walk.metadata["htr"]["translation"] == "parent" and "translation_slide" not in walk.metadata["htr"]
+    forced = read_htr(HTR / "gpr450_xbot_anim1.HTR", translation="parent")
+    assert forced.metadata["htr"]["translation"] == "parent" and "notes" not in forced.metadata
+
+
+WALK = CORPUS / "bvh" / "bandai_dataset-2_walk_elderly_004.bvh"
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), reading=st.sampled_from(["rotated", "parent"]))
+def test_a_walk_written_either_way_is_read_back_the_way_it_was_written(seed, reading):
+    """Base frames turned at random, frame translations written in one reading: evidence finds it."""
+    if not WALK.is_file():
+        pytest.skip("no corpus")
+    from mocap_addon.core.kinematics import rebase
+
+    clip = load(WALK)
+    clip = Clip(clip.skeleton, clip.motion[:150], clip.frame_time)
+    rng = np.random.default_rng(seed)
+    frames = np.array([np.linalg.qr(rng.normal(size=(3, 3)))[0] for _ in clip.skeleton.names])
+    frames *= np.sign(np.linalg.det(frames))[:, None, None]
+    layout = ("tx", "ty", "tz", "rz", "ry", "rx", "s")
+    turned = rebase(clip, frames, [layout] * clip.skeleton.joint_count, translation_in_rest_frame=reading == "rotated")
+    text = format_htr(turned, translation=reading, precision=10)
+    assert f"# FrameTranslations {reading}\n" in text  # our own files say how to read them...
+    assert parse_htr(text.encode()).metadata["htr"]["translation_chosen_by"] == "file"
+    anonymous = text.replace(f"# FrameTranslations {reading}\n", "")  # ...other exporters' do not
+    back = parse_htr(anonymous.encode())
+    info = back.metadata["htr"]
+    assert info["translation"] == reading and info["translation_chosen_by"] == "evidence"
+    slides = info["translation_slide"]
+    assert slides[reading] < 0.5 * max(slides.values())  # the wrong reading slides at least twice as much
+    assert relative_error(world_positions(clip), world_positions(back)) < 1e-6

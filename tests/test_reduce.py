@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mocap_addon.core import Clip, Skeleton, load, rotations
-from mocap_addon.core.kinematics import compose, joint_transform, rest_pose
+from mocap_addon.core.kinematics import rest_pose
 from mocap_addon.core.model import rotation_order
 from mocap_addon.core.reduce import (
     EulerKeys,
@@ -20,16 +20,33 @@ from mocap_addon.core.reduce import (
     reduce_keys,
 )
 from tests.conftest import CORPUS, SAMPLES, corpus_files
+from tests.kinematics_oracle import local_matrices, world_matrices
 
 CAPTURES = [f for f in corpus_files("bvh", "*.bvh") if "JSON_not_bvh" not in f.name] + \
     corpus_files("htr", "*.htr", "*.HTR") + corpus_files("asf_amc", "*.amc", "*.AMC")
 
 
 def worst_distance(clip: Clip, frames: list[np.ndarray]) -> float:
-    """Largest distance of any bone head or tail from the clip, played back from ``frames`` (matrix FK,
-    not the reduction's own quaternion kinematics)."""
+    """Largest distance of any bone head or tail from the clip, played back from ``frames`` (bone_points,
+    itself checked against the model's 4x4 products below)."""
     tails = default_tails(clip)
     return float(np.linalg.norm(bone_points(clip, tails, frames) - bone_points(clip, tails), axis=-1).max())
+
+
+@pytest.mark.parametrize("path", CAPTURES[::3], ids=lambda p: p.name)
+def test_bone_points_follow_the_model_equation(path):
+    """bone_points (and so the reduction's playback) equals the model's 4x4 products, heads and tails."""
+    clip = load(path)
+    clip = Clip(clip.skeleton, clip.motion[:: max(1, clip.frame_count // 40)], clip.frame_time,
+                metadata=clip.metadata, up_axis=clip.up_axis)
+    tails = default_tails(clip)
+    worlds = world_matrices(clip.skeleton.parents, *local_matrices(clip))
+    rest_rotations, rest_heads = rest_pose(clip.skeleton)
+    vectors = np.einsum("jba,jb->ja", rest_rotations, tails - rest_heads)
+    ends = worlds[..., :3, 3] + np.einsum("fjab,jb->fja", worlds[..., :3, :3], vectors)
+    expected = np.concatenate([worlds[..., :3, 3], ends], axis=1)
+    size = float(np.ptp(expected.reshape(-1, 3), axis=0).max())
+    np.testing.assert_allclose(bone_points(clip, tails), expected, atol=1e-12 * size)
 
 
 def check(clip: Clip, tolerance: float):
@@ -140,18 +157,16 @@ def test_euler_keys_bound_and_model():
     orders = [order[:3] for order in orders]
     result = reduce_keys(clip, 0.002, EulerKeys(orders, pre, post))
     everywhere = np.arange(clip.frame_count)
-    rotation = np.empty((count, clip.frame_count, 3, 3))
-    translation = np.empty((count, clip.frame_count, 3))
-    exact = np.empty_like(rotation)
+    exact, moves, _ = local_matrices(clip)
+    rotation, translation = np.empty_like(exact), np.empty_like(moves)
     for joint in range(count):
-        exact[joint], moved = joint_transform(clip, joint)
-        angles = rotations.euler_continuity(rotations.matrix_to_euler(pre[joint] @ exact[joint] @ post[joint],
+        angles = rotations.euler_continuity(rotations.matrix_to_euler(pre[joint] @ exact[:, joint] @ post[joint],
                                                                       orders[joint]))
         keyed = interpolate(angles, result.frames[joint], everywhere)
-        rotation[joint] = pre[joint].T @ rotations.euler_to_matrix(keyed, orders[joint]) @ post[joint].T
-        translation[joint] = interpolate(moved, result.frames[joint], everywhere)
-    _, heads, _ = compose(clip.skeleton.parents, rotation, translation)
-    _, truth, _ = compose(clip.skeleton.parents, exact, np.array([joint_transform(clip, j)[1] for j in range(count)]))
+        rotation[:, joint] = pre[joint].T @ rotations.euler_to_matrix(keyed, orders[joint]) @ post[joint].T
+        translation[:, joint] = interpolate(moves[:, joint], result.frames[joint], everywhere)
+    heads = world_matrices(clip.skeleton.parents, rotation, translation)[..., :3, 3]
+    truth = world_matrices(clip.skeleton.parents, exact, moves)[..., :3, 3]
     assert np.linalg.norm(heads - truth, axis=-1).max() <= 0.002 * result.height
     assert result.keys_after < result.keys_before
 

@@ -48,6 +48,17 @@ def test_retarget_command_uses_the_skeleton_file(tmp_path):
     back = load(target)
     assert back.skeleton.names == expected.skeleton.names
     np.testing.assert_allclose(world_positions(back), world_positions(expected), atol=1e-4)  # millimetres
+    assert expected.metadata["feet"]["mode"] == "planted"  # the default
+    free = tmp_path / "free.htr"
+    result = run("retarget", str(CMU[0]), "--onto", str(SAMBA[0]), str(free), "--precision", "9", "--feet", "free")
+    assert result.returncode == 0, result.stderr
+    np.testing.assert_allclose(world_positions(load(free)),
+                               world_positions(retarget(load(CMU[0]), load(SAMBA[0]), feet="free")), atol=1e-4)
+    canonical = tmp_path / "planted.htr"  # HTR keeps the joint order
+    result = run("canonical", str(CMU[0]), str(canonical), "--precision", "9", "--feet", "planted")
+    assert result.returncode == 0, result.stderr
+    np.testing.assert_allclose(world_positions(load(canonical)),
+                               world_positions(to_canonical(load(CMU[0]), feet="planted")), atol=1e-6)
 
 
 @needs_corpus
@@ -82,6 +93,8 @@ def test_batch_converts_lists_and_folders(tmp_path):
     expected = world_positions(to_canonical(load(CMU[0])))
     np.testing.assert_allclose(world_positions(load(out / "walk.htr")), expected, atol=1e-6)
     onto = tmp_path / "onto"
-    result = run(script, str(CMU[0]), str(onto), "--retarget-onto", str(SAMBA[0]))
+    result = run(script, str(CMU[0]), str(onto), "--retarget-onto", str(SAMBA[0]), "--feet", "free")
     assert result.returncode == 0, result.stdout + result.stderr
     assert load(onto / "fm_cmu_01_01.bvh").skeleton.names == load(SAMBA[0]).skeleton.names
+    np.testing.assert_allclose(world_positions(load(onto / "fm_cmu_01_01.bvh")),
+                               world_positions(retarget(load(CMU[0]), load(SAMBA[0]), feet="free")), atol=1e-4)

@@ -235,7 +235,30 @@ def test_nearest_rotation_undoes_a_small_stretch():
     assert np.all(np.linalg.det(r.nearest_rotation(-rotation)) > 0)  # always a proper rotation
 
 
-def test_sandwich_is_the_batched_product():
-    rng = np.random.default_rng(11)
-    matrices, left, right = rng.normal(size=(7, 5, 3, 3)), rng.normal(size=(3, 3)), rng.normal(size=(3, 3))
-    np.testing.assert_allclose(r.sandwich(left, matrices, right), left @ matrices @ right, rtol=0, atol=1e-12)
+@pytest.mark.blender
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("angles", [RANDOM_ANGLES, GIMBAL_ANGLES], ids=["random", "gimbal"])
+def test_quaternion_to_euler_matches_mathutils(mathutils, order, angles):
+    """Straight from (scaled, signed) quaternions to angles: the rotation mathutils gives for them."""
+    quaternions = r.euler_to_quaternion(angles, order) * RNG.choice([-2.0, 0.5, 1.0], (len(angles), 1))
+    found = r.quaternion_to_euler(quaternions, order)
+    expected = np.array([np.array(mathutils.Quaternion(q).normalized().to_matrix()) for q in quaternions])
+    np.testing.assert_allclose(r.euler_to_matrix(found, order), expected, atol=1e-6)  # mathutils is float32
+    np.testing.assert_allclose(found, r.matrix_to_euler(r.quaternion_to_matrix(quaternions), order), atol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(first=arrays(np.float64, (5, 4), elements=st.floats(-1, 1)), second=arrays(np.float64, (5, 4),
+       elements=st.floats(-1, 1)), vectors=arrays(np.float64, (5, 3), elements=st.floats(-10, 10)))
+def test_quaternion_products_and_turns_are_matrix_products(first, second, vectors):
+    norms = np.linalg.norm(first, axis=1) > 0.1
+    first, second = first[norms], second[norms]
+    second = np.where(np.linalg.norm(second, axis=1, keepdims=True) > 0.1, second, [1.0, 0.0, 0.0, 0.0])
+    first, second = first / np.linalg.norm(first, axis=1, keepdims=True), second / np.linalg.norm(second, axis=1,
+                                                                                              keepdims=True)
+    np.testing.assert_allclose(r.quaternion_to_matrix(r.quaternion_multiply(first, second)),
+                               r.quaternion_to_matrix(first) @ r.quaternion_to_matrix(second), atol=1e-12)
+    turned = r.quaternion_rotate(first, vectors[norms])
+    np.testing.assert_allclose(turned, (r.quaternion_to_matrix(first) @ vectors[norms][..., None])[..., 0],
+                               atol=1e-10)
+    np.testing.assert_allclose(r.rotate(first.T, vectors[norms].T), turned.T, atol=1e-10)

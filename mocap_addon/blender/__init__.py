@@ -1,18 +1,23 @@
 """Blender layer (registered by ``mocap_addon.register``).
 
 ``files``: File > Import / Export operators and the file panel; ``tools``: the
-sidebar tools.  Shared here: version compatibility, armature building, F-curve
-reading and writing, rest-frame maths and the import record stored on armatures.
+sidebar tools.  Both stand on the shared bridge here, never on each other:
+``clip_to_armature`` (a core clip as a new armature with its action),
+``armature_to_clip`` (an armature's action as a core clip), ``motion`` (any
+armature's action as a clip or local poses and back, for the tools),
+``bone_mapping`` (each bone's canonical joint, kept on the armature), with
+``animation`` (F-curves in bulk), ``armature``, ``rig_math``, ``import_record``,
+``conversion`` (axes, units, frame rate), ``choices``, ``rollback`` and
+``compat`` (Blender versions).
 """
 
 from __future__ import annotations
 
 import bpy
 
-from . import files, tools
+from . import bone_mapping, files, tools
 
-CLASSES = files.CLASSES + tools.CLASSES
-_register_classes, _unregister_classes = bpy.utils.register_classes_factory(CLASSES)
+CLASSES = bone_mapping.CLASSES + files.CLASSES + tools.CLASSES
 _registered = False
 
 
@@ -21,7 +26,9 @@ def register() -> None:
     global _registered
     if _registered:
         return
-    _register_classes()
+    for cls in CLASSES:
+        bpy.utils.register_class(cls)
+    bone_mapping.register_properties()
     tools.register_properties()
     files.add_menus()
     _registered = True
@@ -34,5 +41,7 @@ def unregister() -> None:
         return
     files.remove_menus()
     tools.unregister_properties()
-    _unregister_classes()
+    bone_mapping.unregister_properties()
+    for cls in reversed(CLASSES):
+        bpy.utils.unregister_class(cls)
     _registered = False

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, cast
 
 import bpy
 import numpy as np
 
 from ..core import rotations
 from ..core.reduce import curve_keys
+from .armature import pose_bones
 from .compat import LINEAR, VECTOR, Channels
+
+if TYPE_CHECKING:
+    from bpy.stub_internal.rna_enums import ObjectRotationModeItems
 
 ROTATION_MODES = ("QUATERNION", "EULER")
 
@@ -78,17 +83,17 @@ def write_action(obj: bpy.types.Object, name: str, names: list[str], frames: np.
     writer = _KeyWriter(Channels(action, obj), frames)
     for joint, (bone_name, (turns, locations, scales)) in enumerate(zip(names, poses)):
         frames_kept = None if keep is None else keep[joint]
-        pose_bone = obj.pose.bones[bone_name]
-        mode = pose_bone.rotation_mode if rotation_mode == "KEEP" else rotation_mode
+        pose_bone = pose_bones(obj)[bone_name]
+        mode: str = pose_bone.rotation_mode if rotation_mode == "KEEP" else rotation_mode
         if mode in ("QUATERNION", "AXIS_ANGLE"):
-            pose_bone.rotation_mode = mode
+            pose_bone.rotation_mode = cast("ObjectRotationModeItems", mode)
             values = rotations.quaternion_continuity(turns)
             prop = "rotation_quaternion"
             if mode == "AXIS_ANGLE":
                 values, prop = _axis_angle(values), "rotation_axis_angle"
         else:
             mode = euler_mode(orders[joint]) if mode == "EULER" else mode
-            pose_bone.rotation_mode = mode
+            pose_bone.rotation_mode = cast("ObjectRotationModeItems", mode)
             ours = mode[::-1]
             angles = rotations.euler_continuity(rotations.quaternion_to_euler(turns, ours), np.zeros(3))
             values = angles[:, [ours.index(axis) for axis in "XYZ"]]
@@ -128,7 +133,8 @@ def sample_fcurve(fcurve: bpy.types.FCurve, frames: np.ndarray) -> np.ndarray:
     return np.array([fcurve.evaluate(float(f)) for f in frames])
 
 
-def curves_by_path(obj: bpy.types.Object, action: bpy.types.Action) -> dict[tuple[str, int], bpy.types.FCurve]:
+def curves_by_path(obj: bpy.types.Object | bpy.types.Armature,
+                   action: bpy.types.Action) -> dict[tuple[str, int], bpy.types.FCurve]:
     """The F-curves ``obj`` reads from ``action``, by (data path, index)."""
     return {(fc.data_path, fc.array_index): fc for fc in Channels(action, obj, create=False).all()}
 

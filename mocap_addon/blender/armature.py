@@ -1,4 +1,4 @@
-"""Build an armature object from a core skeleton's rest rig."""
+"""Build an armature object from a core skeleton's rest rig; an armature object's data, pose and rest bones."""
 
 from __future__ import annotations
 
@@ -15,11 +15,13 @@ def build_armature(name: str, skeleton: Skeleton, rig: RestRig,
     """A new armature object linked to the active collection, one bone per joint, in object mode."""
     data = bpy.data.armatures.new(name)
     obj = bpy.data.objects.new(name, data)
+    view_layer = context.view_layer
+    assert context.collection is not None and view_layer is not None, "a scene to build in"
     context.collection.objects.link(obj)
-    previous = context.view_layer.objects.active
+    previous = view_layer.objects.active
     if context.object is not None and context.object.mode != "OBJECT":
         bpy.ops.object.mode_set(mode="OBJECT")
-    context.view_layer.objects.active = obj
+    view_layer.objects.active = obj
     bpy.ops.object.mode_set(mode="EDIT")
     try:
         bones = []
@@ -37,13 +39,35 @@ def build_armature(name: str, skeleton: Skeleton, rig: RestRig,
                 bones[joint].parent = bones[parent]
     finally:
         bpy.ops.object.mode_set(mode="OBJECT")
-        if previous is not None and previous.name in context.view_layer.objects:
-            context.view_layer.objects.active = previous
+        if previous is not None and previous.name in view_layer.objects:
+            view_layer.objects.active = previous
     return obj
+
+
+def armature_data(obj: bpy.types.Object) -> bpy.types.Armature:
+    """The armature of an armature object (its ``data``)."""
+    data = obj.data
+    if not isinstance(data, bpy.types.Armature):
+        raise TypeError(f"{obj.name} is not an armature")
+    return data
+
+
+def armature_named(name: str) -> bpy.types.Object | None:
+    """The armature object called ``name``, if there is one."""
+    # Not objects.get(name): the stubs say it returns nothing.
+    obj = bpy.data.objects[name] if name in bpy.data.objects else None  # noqa: SIM401
+    return obj if obj is not None and obj.type == "ARMATURE" else None
+
+
+def pose_bones(obj: bpy.types.Object) -> bpy.types.bpy_prop_collection[bpy.types.PoseBone]:
+    """The pose bones of an armature object."""
+    if obj.pose is None:
+        raise TypeError(f"{obj.name} is not an armature")
+    return obj.pose.bones
 
 
 def rest_matrices(obj: bpy.types.Object, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Rest orientations (J, 3, 3) and heads (J, 3) of the named bones, in armature space."""
-    bones = obj.data.bones
+    bones = armature_data(obj).bones
     matrices = np.array([np.array(bones[name].matrix_local) for name in names]).reshape(-1, 4, 4)
     return matrices[:, :3, :3], matrices[:, :3, 3]

@@ -22,9 +22,9 @@ from functools import cached_property
 
 import numpy as np
 
-from ..core import Clip, Skeleton, rotations
+from ..core import Skeleton, rotations
 from ..core.bones import aligned_frames
-from ..core.kinematics import place_translation, rest_bones, rest_pose
+from ..core.kinematics import rest_bones, rest_pose
 from ..core.model import rotation_order
 from ..core.rotations import AXES, FloatArray
 
@@ -110,30 +110,14 @@ class BoneFrames:
                 for joint, layout in enumerate(skeleton.channels)]
 
 
-def joint_basis(clip: Clip, frames: BoneFrames, joint: int, scale: float) -> tuple[FloatArray, FloatArray]:
-    """One bone's ``matrix_basis`` rotation as unit quaternions ``(F, 4)`` and location ``(F, 3)``.
-
-    The rotation comes straight from the file's angles (a product of axis
-    quaternions), the rest rotation folded into the constant factors of
-    :func:`local_basis`.  Bone by bone, so an import holds one joint's frames
-    at a time, not the whole clip's.
-    """
-    translation = place_translation(clip.skeleton, joint, clip.joint_translations(joint))
-    return local_basis(frames, joint, clip.joint_quaternions(joint), translation, scale,
-                       rest=clip.skeleton.rest_rotations[joint])
-
-
 def local_basis(frames: BoneFrames, joint: int, local_rotations: FloatArray, local_translations: FloatArray,
-                scale: float, rest: FloatArray | None = None) -> tuple[FloatArray, FloatArray]:
+                scale: float) -> tuple[FloatArray, FloatArray]:
     """A bone's ``matrix_basis`` rotation ``(F, 4)`` and location ``(F, 3)`` from its joint's local
-    rotation (unit quaternions) and translation (file axes and units); ``rest`` ``(3, 3)`` is a rest
-    rotation the local rotations do not include yet.
+    rotation (unit quaternions) and translation (file axes and units).
 
-    The rotation is ``left @ rest @ R_local @ to_bone``, the constant factors folded into one 4x4 product.
+    The rotation is ``left @ R_local @ to_bone``, the constant factors folded into one 4x4 product.
     """
     left, to_bone = frames.turns[joint]
-    if rest is not None and not np.array_equal(rest, np.eye(3)):
-        left = rotations.quaternion_multiply(left, rotations.matrix_to_quaternion(rest))
     turned = local_rotations @ rotations.quaternion_product_matrix(left, to_bone)
     moved = scale * local_translations @ frames.from_parent[joint].T - frames.rest_offset[joint]
     return turned, moved @ frames.rest_inverse[joint].T
@@ -147,17 +131,6 @@ def basis_to_local(frames: BoneFrames, joint: int, rotation: FloatArray, locatio
     inverse = rotations.quaternion_conjugate
     return (rotation @ rotations.quaternion_product_matrix(inverse(left), inverse(to_bone)),
             _joint_translation(frames, joint, location, scale))
-
-
-def bone_to_joint(frames: BoneFrames, joint: int, rotation: FloatArray, location: FloatArray,
-                  scale: float) -> tuple[FloatArray, FloatArray]:
-    """A joint's local rotation ``(F, 3, 3)`` and translation ``(F, 3)`` (file axes and units) from its
-    bone's ``matrix_basis`` rotation (unit quaternions ``(F, 4)``) and location, through the true
-    inverses of Blender's rest matrices (what export writes: the pose Blender shows)."""
-    left = np.linalg.inv(frames.rest_inverse[joint] @ frames.from_parent[joint])
-    local_rotation = rotations.sandwich(left, rotations.quaternion_to_matrix(rotation),
-                                        np.linalg.inv(frames.to_bone[joint]))
-    return local_rotation, _joint_translation(frames, joint, location, scale)
 
 
 def _joint_translation(frames: BoneFrames, joint: int, location: FloatArray, scale: float) -> FloatArray:

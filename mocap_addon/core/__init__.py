@@ -2,8 +2,9 @@
 
 from .errors import MocapFormatError, MocapWriteError
 from .formats import load, save
-from .kinematics import Pose, conform, forward_kinematics, rest_positions, world_positions
+from .kinematics import World, conform, forward_kinematics, rest_positions, world_positions
 from .model import Clip, Skeleton
+from .pose import Pose
 
-__all__ = ["Clip", "MocapFormatError", "MocapWriteError", "Pose", "Skeleton", "conform", "forward_kinematics",
+__all__ = ["Clip", "MocapFormatError", "MocapWriteError", "Pose", "Skeleton", "World", "conform", "forward_kinematics",
            "load", "rest_positions", "save", "world_positions"]

@@ -14,7 +14,7 @@ from .errors import MissingDependency, MocapFormatError
 from .formats import format_of, load, save, unit_note
 from .model import Clip, rotation_order
 from .reduce import DEFAULT_TOLERANCE, reduce_keys
-from .units import UNITS_IN_METRES
+from .units import UNIT_CHOICES, UNITS_IN_METRES
 
 
 def describe(clip: Clip, path: str) -> str:
@@ -39,6 +39,7 @@ def describe(clip: Clip, path: str) -> str:
         detail = " ".join(layout) or "no channels"
         lines.append(f"  {'  ' * depth[joint]}{name}  [{detail}]" + (f" order {order}" if order else ""))
     lines += [f"warning:   {w}" for w in clip.metadata.get("warnings", [])]
+    lines += [f"note:      {n}" for n in clip.metadata.get("notes", [])]
     return "\n".join(lines)
 
 
@@ -65,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     convert.add_argument("input")
     convert.add_argument("output")
     convert.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
-    convert.add_argument("--unit", choices=("mm", "cm", "m", "in", "ft"),
+    convert.add_argument("--unit", choices=tuple(UNIT_CHOICES),
                          help="length of one input unit, for files that state none (BVH) or state it wrongly")
     reduce = commands.add_parser("reduce", help="how many keys an import keeps with key reduction, "
                                                 "and the worst error measured")
@@ -84,6 +85,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 "lengths: the source's rest and rotations, canonical bone lengths")
     canonical.add_argument("--lengths", choices=("reference", "source"), default="reference",
                            help="bone lengths of the reference body (default) or of the source")
+    canonical.add_argument("--feet", choices=("planted", "free"), default="free",
+                           help="free: exact limb directions (default); planted: feet on the floor, held "
+                                "while the source's are planted")
     canonical.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
     onto = commands.add_parser("retarget", help="IN's motion on the skeleton of SKELETON_FILE, written as OUT")
     onto.add_argument("input")
@@ -92,6 +96,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     onto.add_argument("output")
     onto.add_argument("--root", choices=("scale", "keep"), default="scale",
                       help="hips travel scaled by the leg-length ratio (default) or kept")
+    onto.add_argument("--feet", choices=("planted", "free"), default="planted",
+                      help="planted: feet on the target's floor, held while the source's are planted "
+                           "(default); free: exact limb directions")
     onto.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
     mixing = commands.add_parser("blend", help="the motion between clips A and B (on A's skeleton) as OUT")
     mixing.add_argument("a")
@@ -128,12 +135,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             clip = load(args.input)
             if args.command == "canonical":
-                result = to_canonical(clip, method=args.method, lengths=args.lengths)
+                result = to_canonical(clip, method=args.method, lengths=args.lengths, feet=args.feet)
             else:
-                result = retarget(clip, load(args.onto), root=args.root)
+                result = retarget(clip, load(args.onto), root=args.root, feet=args.feet)
             save(result, args.output, precision=args.precision)
             print(f"{args.input} -> {args.output}: {result.skeleton.joint_count} joints, "
                   f"{result.frame_count} frames")
+            for warning in result.metadata.get("warnings", []):
+                print(f"warning: {warning}")
         elif args.command == "preview":
             from .preview import contact_sheet
 

@@ -23,8 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .kinematics import forward_kinematics, place_translation, rest_pose
-from .model import SCALE_CHANNEL, Clip, Skeleton
+from . import rotations
+from .kinematics import compose
+from .model import Skeleton
 from .naming import CANONICAL_JOINTS, CANONICAL_PARENTS
 from .rotations import FloatArray
 
@@ -46,11 +47,17 @@ def other_side(name: str) -> str:
 
 @dataclass(frozen=True)
 class ReferenceBody:
-    """The canonical T-pose in metres: joint origins, leaf bone ends and multi-child bone directions."""
+    """The canonical T-pose in metres: joint origins, leaf bone ends and multi-child bone directions, and
+    the anatomy that fixes each bone's twist (``hinges``: name -> upper, middle, lower joint; ``lines``:
+    name -> from, to; ``twists``: joint -> the hinge or line measured in its frame and the canonical axis
+    it lies along)."""
 
     joints: dict[str, FloatArray]
     ends: dict[str, FloatArray]
     bone_toward: dict[str, tuple[str, ...]]
+    hinges: dict[str, tuple[str, ...]]
+    lines: dict[str, tuple[str, ...]]
+    twists: dict[str, tuple[str, FloatArray]]
 
     def leg_length(self) -> float:
         points = [self.joints[f"{joint}_{side}"] for side in "lr" for joint in LEG_JOINTS]
@@ -70,11 +77,22 @@ def reference_body() -> ReferenceBody:
             out[other_side(name)] = out[name] * np.array([-1.0, 1.0, 1.0])
         return out
 
-    toward = {}
-    for name, children in data["bone_toward"].items():
-        toward[name] = tuple(children)
-        toward[other_side(name)] = tuple(other_side(c) for c in children)
-    return ReferenceBody(both_sides(data["joints"]), both_sides(data["ends"]), toward)
+    def mirrored(table: dict[str, list[str]]) -> dict[str, tuple[str, ...]]:
+        out = {}
+        for name, joints in table.items():
+            out[name] = tuple(joints)
+            if other_side(name) != name:
+                out[other_side(name)] = tuple(other_side(j) for j in joints)
+        return out
+
+    anatomy = data["anatomy"]
+    twists = {}
+    for name, (measure, axis) in anatomy["twists"].items():
+        twists[name] = (measure, np.array(axis, dtype=np.float64))
+        if other_side(name) != name:
+            twists[other_side(name)] = (other_side(measure), np.array(axis, dtype=np.float64) * [1.0, -1.0, -1.0])
+    return ReferenceBody(both_sides(data["joints"]), both_sides(data["ends"]), mirrored(data["bone_toward"]),
+                         mirrored(anatomy["hinges"]), mirrored(anatomy["lines"]), twists)
 
 
 def canonical_skeleton(joints: dict[str, FloatArray], ends: dict[str, FloatArray]) -> Skeleton:
@@ -89,25 +107,15 @@ def canonical_skeleton(joints: dict[str, FloatArray], ends: dict[str, FloatArray
                     position_replaces_offset=np.array([p < 0 for p in parents]))
 
 
-def reference_translations(skeleton: Skeleton) -> FloatArray:
-    """Channel translations ``(J, 3)`` of a skeleton standing at rest: its offsets where channels replace them."""
-    return np.where(skeleton.position_replaces_offset[:, None], skeleton.offsets, 0.0)
-
-
 def posed_geometry(skeleton: Skeleton, translations: FloatArray,
                    scales: FloatArray | None = None) -> tuple[FloatArray, FloatArray]:
     """World rotations ``(J, 3, 3)`` and origins ``(J, 3)`` with every rotation channel at zero and these
-    channel translations ``(J, 3)`` and scales ``(J,)`` (a clip's first frame holds them where the
-    offsets are empty)."""
-    posed = skeleton.copy()
-    posed.offsets = np.array([place_translation(skeleton, j, translations[j]) for j in range(skeleton.joint_count)])
-    posed.position_replaces_offset[:] = False
-    posed.translation_in_rest_frame[:] = False
-    if scales is None or np.all(scales == 1.0):
-        return rest_pose(posed)
-    posed.channels = [(SCALE_CHANNEL,)] * skeleton.joint_count
-    pose = forward_kinematics(Clip(posed, scales[None], 1.0))
-    return pose.rotations[0], pose.positions[0]
+    local translations ``(J, 3)`` (offsets included) and scales ``(J,)`` (a motion's first frame holds
+    them where the offsets are empty)."""
+    turns = rotations.matrix_to_quaternion(skeleton.rest_rotations).T[:, :, None]
+    world, positions, _ = compose(skeleton.parents, turns, np.asarray(translations, dtype=np.float64).T[:, :, None],
+                                  None if scales is None else np.asarray(scales, dtype=np.float64)[:, None])
+    return rotations.quaternion_to_matrix(world[:, :, 0].T), positions[:, :, 0].T
 
 
 def nearest_axes(frame: FloatArray) -> FloatArray:
@@ -162,22 +170,47 @@ def descendants(parents: list[int]) -> list[np.ndarray]:
 
 
 def swing(rotations: FloatArray, positions: FloatArray, parents: list[int],
-          bones: dict[int, tuple[int, FloatArray]]) -> tuple[FloatArray, FloatArray]:
+          bones: dict[int, tuple[int, FloatArray]],
+          twists: dict[int, tuple[FloatArray, FloatArray]] | None = None) -> tuple[FloatArray, FloatArray]:
     """A pose in which each ``joint -> (end, direction)`` bone points along ``direction``.
 
     Joints are visited parent first; each one's subtree turns rigidly about the
     joint by the smallest rotation that points the joint-to-end line along the
-    direction (no twist about the bone).  Bones of zero length stay as they are.
+    direction, then, for a joint of ``twists`` (``joint -> (axis in its own
+    frame, wanted world axis)``), about the bone until its axis comes nearest
+    the wanted one: the twist is the body's, not the rest's bone axes'.  Bones
+    of zero length stay as they are.
     """
     rotations, positions = rotations.copy(), positions.copy()
     subtree = descendants(parents)
+    twists = twists or {}
+
+    def turn_subtree(joint: int, turn: FloatArray) -> None:
+        members = subtree[joint]
+        rotations[members] = turn @ rotations[members]
+        positions[members] = positions[joint] + (positions[members] - positions[joint]) @ turn.T
+
     for joint in sorted(bones):
         end, direction = bones[joint]
         line = positions[end] - positions[joint]
         if np.linalg.norm(line) <= 1e-12 * (1.0 + np.linalg.norm(positions[joint])):
             continue
-        turn = rotation_between(line, direction)
-        members = subtree[joint]
-        rotations[members] = turn @ rotations[members]
-        positions[members] = positions[joint] + (positions[members] - positions[joint]) @ turn.T
+        turn_subtree(joint, rotation_between(line, direction))
+        if joint in twists:
+            own, wanted = twists[joint]
+            bone = direction / np.linalg.norm(direction)
+            turn_subtree(joint, rotation_about(bone, twist_angle(bone, rotations[joint] @ own, wanted)))
     return rotations, positions
+
+
+def twist_angle(bone: FloatArray, current: FloatArray, wanted: FloatArray) -> float:
+    """The angle (radians) about unit ``bone`` that turns ``current`` nearest to ``wanted``."""
+    current = current - (current @ bone) * bone
+    wanted = wanted - (wanted @ bone) * bone
+    return float(np.arctan2(bone @ np.cross(current, wanted), current @ wanted))
+
+
+def rotation_about(axis: FloatArray, angle: float) -> FloatArray:
+    """The rotation (3, 3) by ``angle`` (radians) about unit ``axis``."""
+    skew = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
+    return np.eye(3) + np.sin(angle) * skew + (1.0 - np.cos(angle)) * (skew @ skew)

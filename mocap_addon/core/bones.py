@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .rotations import FloatArray
+from .vectors import unit
 
 _MIN_ALIGNMENT = 0.2
 
@@ -20,11 +21,6 @@ def subtree_sizes(parents: list[int]) -> np.ndarray:
         if parents[joint] >= 0:
             sizes[parents[joint]] += sizes[joint]
     return sizes
-
-
-def unit(vectors: FloatArray) -> FloatArray:
-    lengths = np.linalg.norm(vectors, axis=-1, keepdims=True)
-    return vectors / np.where(lengths > 0, lengths, 1.0)
 
 
 def choose_tails(parents: list[int], heads: FloatArray, end_sites: list[FloatArray],

@@ -1,223 +1,193 @@
-"""Forward kinematics, vectorised over frames and batched by hierarchy depth."""
+"""Forward kinematics, vectorised over frames and batched by hierarchy depth, and rest poses."""
 
 from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cached_property
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import rotations
 from .bones import choose_tails
 from .errors import MocapWriteError
-from .model import ROTATION_CHANNELS, SCALE_CHANNEL, Clip, Skeleton, encode_motion, rotation_order
+from .model import ROTATION_CHANNELS, Clip, Skeleton, rotation_order
 from .rotations import FloatArray, listed_within
+
+if TYPE_CHECKING:
+    from .pose import Pose
 
 
 @dataclass
-class Pose:
-    """World transforms of every joint at every frame.
+class World:
+    """World transforms of every joint at every frame: unit quaternions ``(F, J, 4)``, joint
+    origins ``(F, J, 3)`` and accumulated uniform scales ``(F, J)``, so that
+    world = T(position) @ R(quaternion) * scale.  :attr:`rotations` gives the matrices."""
 
-    ``rotations`` ``(F, J, 3, 3)`` are pure rotations, ``positions`` ``(F, J, 3)``
-    the joint origins and ``scales`` ``(F, J)`` the accumulated uniform scale, so
-    that world = T(position) @ rotation * scale.
-    """
-
-    rotations: FloatArray
+    quaternions: FloatArray
     positions: FloatArray
     scales: FloatArray
 
-
-def local_transforms(clip: Clip) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Each joint's local rotation (rest @ frame), translation and scale per frame.
-
-    Shapes ``(F, J, 3, 3)``, ``(F, J, 3)`` and ``(F, J)``.
-    """
-    skeleton = clip.skeleton
-    rotation = _local_rotations(clip)
-    translation = np.stack([place_translation(skeleton, j, clip.joint_translations(j))
-                            for j in range(skeleton.joint_count)], axis=1)
-    scales = clip.local_scales()
-    if scales is None:
-        scales = np.ones((clip.frame_count, skeleton.joint_count))
-    return rotation, translation, scales
+    @cached_property
+    def rotations(self) -> FloatArray:
+        """World rotation matrices ``(F, J, 3, 3)``."""
+        return rotations.quaternion_to_matrix(self.quaternions)
 
 
-def _local_rotations(clip: Clip) -> FloatArray:
-    """Each joint's local rotation (rest @ frame) per frame ``(F, J, 3, 3)``, joint-major underneath."""
-    rotation = clip.local_rotations()
-    rest = clip.skeleton.rest_rotations
-    if np.allclose(rest, np.eye(3), rtol=0, atol=1e-15):
-        return rotation
-    return np.moveaxis(rest[:, None] @ np.moveaxis(rotation, 1, 0), 0, 1)
+def place_translation(skeleton: Skeleton, joint: int | np.ndarray, channel: FloatArray) -> FloatArray:
+    """A joint's local translation from its channel translation: rotated by the rest rotation
+    where the model says so, then added to the offset unless it replaces it.  ``joint`` may be an
+    array of ``n`` joints, ``channel`` then ``(..., n, 3)``."""
+    joint = np.asarray(joint)
+    in_rest = skeleton.translation_in_rest_frame[joint]
+    if np.any(in_rest):
+        turned = np.einsum("...ab,...b->...a", skeleton.rest_rotations[joint], channel)
+        channel = np.where(in_rest[..., None], turned, channel)
+    return np.where(skeleton.position_replaces_offset[joint][..., None], channel, channel + skeleton.offsets[joint])
 
 
-def joint_transform(clip: Clip, joint: int) -> tuple[FloatArray, FloatArray]:
-    """One joint's local rotation (rest @ frame) ``(F, 3, 3)`` and translation ``(F, 3)``."""
-    rotation = clip.skeleton.rest_rotations[joint] @ clip.joint_rotations(joint)
-    return rotation, place_translation(clip.skeleton, joint, clip.joint_translations(joint))
-
-
-def place_translation(skeleton: Skeleton, joint: int, channel: FloatArray) -> FloatArray:
-    """A joint's local translation from its channel translation: rotated by the rest
-    rotation where the model says so, then added to the offset unless it replaces it."""
-    if skeleton.translation_in_rest_frame[joint]:
-        channel = channel @ skeleton.rest_rotations[joint].T
-    return channel if skeleton.position_replaces_offset[joint] else channel + skeleton.offsets[joint]
-
-
-def translation_channels(skeleton: Skeleton, joint: int, local: FloatArray) -> FloatArray:
+def translation_channels(skeleton: Skeleton, joint: int | np.ndarray, local: FloatArray) -> FloatArray:
     """A joint's channel translation from its local translation (:func:`place_translation` undone)."""
-    moved = local if skeleton.position_replaces_offset[joint] else local - skeleton.offsets[joint]
-    return moved @ skeleton.rest_rotations[joint] if skeleton.translation_in_rest_frame[joint] else moved
+    joint = np.asarray(joint)
+    moved = np.where(skeleton.position_replaces_offset[joint][..., None], local, local - skeleton.offsets[joint])
+    in_rest = skeleton.translation_in_rest_frame[joint]
+    if np.any(in_rest):
+        turned = np.einsum("...ba,...b->...a", skeleton.rest_rotations[joint], moved)
+        moved = np.where(in_rest[..., None], turned, moved)
+    return moved
+
+
+def depth_levels(parents: list[int]) -> list[np.ndarray]:
+    """Joints grouped by depth in the hierarchy (roots first); a level's parents are all in earlier levels."""
+    depth = np.zeros(len(parents), dtype=np.int64)
+    for joint, parent in enumerate(parents):
+        depth[joint] = 0 if parent < 0 else depth[parent] + 1
+    order = np.argsort(depth, kind="stable")
+    bounds = np.searchsorted(depth[order], np.arange(int(depth.max(initial=-1)) + 2))
+    return [order[a:b] for a, b in pairwise(bounds)]
+
+
+def compose(parents: list[int], local_rotations: FloatArray, local_translations: FloatArray,
+            local_scales: FloatArray | None = None,
+            levels: list[np.ndarray] | None = None) -> tuple[FloatArray, FloatArray, FloatArray | None]:
+    """World quaternions ``(4, J, ...)``, positions ``(3, J, ...)`` and scales ``(J, ...)`` (``None``
+    when ``local_scales`` is) from component-major local ones: the one forward kinematics of the core.
+
+    A few dozen elementwise operations per depth of the hierarchy, every joint of a depth at once;
+    hierarchies deeper than :data:`DEEP` (chains of thousands of joints) compose by pointer jumping
+    instead, in a number of steps that grows with the logarithm of their depth.
+    """
+    levels = depth_levels(parents) if levels is None else levels
+    if len(levels) > DEEP:
+        return _compose_by_jumping(parents, local_rotations, local_translations, local_scales)
+    parent_index = np.asarray(parents, dtype=np.int64)
+    world = np.empty_like(local_rotations)
+    positions = np.empty_like(local_translations)
+    scales = None if local_scales is None else np.empty_like(local_scales)
+    for depth, joints in enumerate(levels):
+        if depth == 0:
+            world[:, joints], positions[:, joints] = local_rotations[:, joints], local_translations[:, joints]
+            if scales is not None and local_scales is not None:
+                scales[joints] = local_scales[joints]
+            continue
+        above = parent_index[joints]
+        turned = world[:, above]
+        world[:, joints] = rotations.hamilton(turned, local_rotations[:, joints])
+        moved = rotations.rotate(turned, local_translations[:, joints])
+        if scales is not None and local_scales is not None:
+            moved *= scales[above]
+            scales[joints] = scales[above] * local_scales[joints]
+        positions[:, joints] = positions[:, above] + moved
+    return world, positions, scales
+
+
+DEEP = 32
+
+
+def _compose_by_jumping(parents: list[int], local_rotations: FloatArray, local_translations: FloatArray,
+                        local_scales: FloatArray | None) -> tuple[FloatArray, FloatArray, FloatArray | None]:
+    """:func:`compose` by pointer jumping: each joint holds its transform relative to an ancestor and
+    composes it with that ancestor's, which then points twice as far up, until every joint reaches the root."""
+    world, positions = local_rotations.copy(), local_translations.copy()
+    scales = None if local_scales is None else local_scales.copy()
+    above = np.asarray(parents, dtype=np.int64).copy()
+    while True:
+        linked = np.flatnonzero(above >= 0)
+        if not len(linked):
+            return world, positions, scales
+        up = above[linked]
+        turned, placed = world[:, up], positions[:, up]  # copies: this step reads the values before it
+        moved = rotations.rotate(turned, positions[:, linked])
+        if scales is not None:
+            grown = scales[up]
+            moved *= grown
+            scales[linked] = grown * scales[linked]
+        positions[:, linked] = placed + moved
+        world[:, linked] = rotations.hamilton(turned, world[:, linked])
+        above[linked] = above[up]
 
 
 FRAMES_PER_BLOCK = 2048
 
 
-def forward_kinematics(clip: Clip) -> Pose:
-    """World rotation, position and scale of every joint at every frame.
+def forward_kinematics(motion: Clip | Pose) -> World:
+    """World rotation, position and scale of every joint at every frame of a clip or a pose.
 
-    Frames are independent, so long clips are cut into blocks that stay in the
-    CPU cache and run on a small thread pool (numpy releases the GIL).
+    Frames are independent, so long motions are cut into blocks that stay in
+    the CPU cache and run on a small thread pool (numpy releases the GIL).
     """
-    frames = clip.frame_count
-    if frames <= FRAMES_PER_BLOCK:
-        return _forward_kinematics_block(clip)
-    joints = clip.skeleton.joint_count
-    pose = Pose(np.empty((frames, joints, 3, 3)), np.empty((frames, joints, 3)), np.empty((frames, joints)))
+    pose = motion.pose() if isinstance(motion, Clip) else motion
+    frames, joints = pose.frame_count, pose.joint_count
+    parents = pose.skeleton.parents
+    levels = depth_levels(parents)
+    world = World(np.empty((frames, joints, 4)), np.empty((frames, joints, 3)), np.ones((frames, joints)))
 
     def run(start: int) -> None:
-        block = Clip(clip.skeleton, clip.motion[start:start + FRAMES_PER_BLOCK], clip.frame_time)
-        part = _forward_kinematics_block(block)
-        stop = start + block.frame_count
-        pose.rotations[start:stop] = part.rotations
-        pose.positions[start:stop] = part.positions
-        pose.scales[start:stop] = part.scales
+        rows = slice(start, min(start + FRAMES_PER_BLOCK, frames))
+        scales = None if pose.scales is None else np.ascontiguousarray(pose.scales[rows].T)
+        turns, places, grown = compose(parents, np.ascontiguousarray(pose.rotations[rows].transpose(2, 1, 0)),
+                                       np.ascontiguousarray(pose.translations[rows].transpose(2, 1, 0)), scales,
+                                       levels)
+        world.quaternions[rows] = turns.transpose(2, 1, 0)
+        world.positions[rows] = places.transpose(2, 1, 0)
+        if grown is not None:
+            world.scales[rows] = grown.T
 
-    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-        list(pool.map(run, range(0, frames, FRAMES_PER_BLOCK)))
-    return pose
-
-
-def _forward_kinematics_block(clip: Clip) -> Pose:
-    """Forward kinematics for all frames at once, on joint-major arrays (see :func:`compose`)."""
-    rotation, translation, scale = local_transforms(clip)
-    world_rotation, world_position, world_scale = compose(
-        clip.skeleton.parents, np.ascontiguousarray(np.moveaxis(rotation, 1, 0)),
-        np.ascontiguousarray(np.moveaxis(translation, 1, 0)), np.ascontiguousarray(scale.T))
-    return Pose(np.moveaxis(world_rotation, 0, 1), np.moveaxis(world_position, 0, 1), world_scale.T)
+    starts = range(0, frames, FRAMES_PER_BLOCK)
+    if len(starts) <= 1:
+        list(map(run, starts))
+    else:
+        with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+            list(pool.map(run, starts))
+    return world
 
 
-def compose(parents: list[int], rotation: FloatArray, translation: FloatArray,
-            scale: FloatArray | None = None) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """World rotations ``(J, F, 3, 3)``, positions ``(J, F, 3)`` and scales ``(J, F)`` from
-    joint-major local ones: one batched product per joint, parents first (no recursion).
-    ``scale`` ``(J, F)`` may be ``None`` (all 1)."""
-    scaled = scale is not None and bool(np.any(scale != 1.0))
-    if scale is None:
-        scale = np.ones(translation.shape[:2])
-    world_rotation = np.empty_like(rotation)
-    world_position = np.empty_like(translation)
-    world_scale = np.empty_like(scale)
-    for joint, parent in enumerate(parents):
-        if parent < 0:
-            world_rotation[joint] = rotation[joint]
-            world_position[joint] = translation[joint]
-            world_scale[joint] = scale[joint]
-            continue
-        np.matmul(world_rotation[parent], rotation[joint], out=world_rotation[joint])
-        moved = (world_rotation[parent] @ translation[joint][..., None])[..., 0]
-        if scaled:
-            moved *= world_scale[parent][:, None]
-        np.add(world_position[parent], moved, out=world_position[joint])
-        np.multiply(world_scale[parent], scale[joint], out=world_scale[joint])
-    return world_rotation, world_position, world_scale
-
-
-class SparsePose:
-    """World rotations and positions of the joints asked for only, built from local transforms.
-
-    A transfer that needs one joint's rotation relative to another's needs the
-    local rotations between them, not the world rotations of every joint:
-    :meth:`relative` multiplies only along that path, and :meth:`rotation` and
-    :meth:`position` compose from the root (cached) for the few joints that
-    need world values.
-    """
-
-    def __init__(self, clip: Clip) -> None:
-        self.clip = clip
-        self.parents = clip.skeleton.parents
-        self.local = np.moveaxis(_local_rotations(clip), 1, 0)  # (J, F, 3, 3), each joint contiguous
-        self._rotations: dict[int, FloatArray] = {}
-
-    def rotation(self, joint: int) -> FloatArray:
-        """World rotations ``(F, 3, 3)`` of ``joint`` (and, cached, of the ancestors on the way)."""
-        missing = []
-        while joint >= 0 and joint not in self._rotations:
-            missing.append(joint)
-            joint = self.parents[joint]
-        for below in reversed(missing):
-            parent = self.parents[below]
-            self._rotations[below] = (self.local[below] if parent < 0
-                                      else np.matmul(self._rotations[parent], self.local[below]))
-        return self._rotations[missing[0] if missing else joint]
-
-    def relative(self, upper: int, lower: int) -> FloatArray | None:
-        """``rotation(upper)^T @ rotation(lower)`` ``(F, 3, 3)``; ``None`` when they are one joint.
-
-        Where ``upper`` is an ancestor of ``lower`` this is the product of the
-        local rotations below it, so no world rotation is built.
-        """
-        if upper == lower:
-            return None
-        path = [lower]
-        while self.parents[path[-1]] not in (upper, -1):
-            path.append(self.parents[path[-1]])
-        if self.parents[path[-1]] != upper:
-            return np.matmul(np.swapaxes(self.rotation(upper), -1, -2), self.rotation(lower))
-        product = self.local[path[-1]]
-        for joint in reversed(path[:-1]):
-            product = np.matmul(product, self.local[joint])
-        return product
-
-    def position(self, joint: int) -> FloatArray:
-        """World origins ``(F, 3)`` of ``joint`` (only its chain's translations are read)."""
-        clip, skeleton = self.clip, self.clip.skeleton
-        chain = skeleton.chain(joint)
-        position = place_translation(skeleton, chain[0], clip.joint_translations(chain[0]))
-        grown: FloatArray | float = 1.0
-        for parent, child in pairwise(chain):
-            scale = clip.channel_values(parent, SCALE_CHANNEL)
-            grown = grown if scale is None else grown * scale[:, None]
-            offset = place_translation(skeleton, child, clip.joint_translations(child))
-            position = position + grown * (self.rotation(parent) @ offset[..., None])[..., 0]
-        return position
-
-
-def world_positions(clip: Clip) -> FloatArray:
+def world_positions(motion: Clip | Pose) -> FloatArray:
     """Joint origins ``(frames, joints, 3)`` in the file's own axes and units."""
-    return forward_kinematics(clip).positions
+    return forward_kinematics(motion).positions
 
 
-def end_site_positions(clip: Clip, pose: Pose | None = None) -> list[FloatArray]:
+def end_site_positions(motion: Clip | Pose, world: World | None = None) -> list[FloatArray]:
     """World positions ``(F, k, 3)`` of each joint's end sites (``k`` may be 0)."""
-    pose = forward_kinematics(clip) if pose is None else pose
+    world = forward_kinematics(motion) if world is None else world
     out = []
-    for joint, sites in enumerate(clip.skeleton.end_sites):
-        linear = pose.rotations[:, joint] * pose.scales[:, joint, None, None]
-        out.append(pose.positions[:, joint, None] + np.einsum("fab,kb->fka", linear, sites))
+    for joint, sites in enumerate(motion.skeleton.end_sites):
+        if not len(sites):
+            out.append(np.zeros((len(world.positions), 0, 3)))
+            continue
+        turned = rotations.quaternion_rotate(world.quaternions[:, joint, None], sites)
+        out.append(world.positions[:, joint, None] + turned * world.scales[:, joint, None, None])
     return out
 
 
 def rest_pose(skeleton: Skeleton) -> tuple[FloatArray, FloatArray]:
     """World rotations ``(J, 3, 3)`` and origins ``(J, 3)`` of the rest pose (channels zero, offsets applied)."""
-    rest = skeleton.copy()
-    rest.position_replaces_offset = np.zeros(skeleton.joint_count, dtype=bool)
-    rest.channels = [() for _ in skeleton.names]
-    pose = forward_kinematics(Clip(rest, np.zeros((1, 0)), 1.0))
-    return pose.rotations[0], pose.positions[0]
+    turns = rotations.matrix_to_quaternion(skeleton.rest_rotations).T[:, :, None]
+    world, positions, _ = compose(skeleton.parents, turns, skeleton.offsets.T[:, :, None])
+    return rotations.quaternion_to_matrix(world[:, :, 0].T), positions[:, :, 0].T
 
 
 def rest_positions(skeleton: Skeleton) -> FloatArray:
@@ -244,6 +214,13 @@ def rest_bones(skeleton: Skeleton, up: FloatArray,
     return heads, tails
 
 
+def local_transforms(clip: Clip) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Each joint's local rotation matrix (rest @ frame) ``(F, J, 3, 3)``, translation ``(F, J, 3)``
+    and scale ``(F, J)``: the clip's pose, for writers that need matrices."""
+    pose = clip.pose()
+    return rotations.quaternion_to_matrix(pose.rotations), pose.translations, pose.scale_values()
+
+
 def rebase(clip: Clip, rest_frames: FloatArray, layouts: list[tuple[str, ...]],
            translation_in_rest_frame: bool = False) -> Clip:
     """The same motion with each joint's rest orientation turned to ``rest_frames`` (world, ``(J, 3, 3)``).
@@ -261,23 +238,18 @@ def rebase(clip: Clip, rest_frames: FloatArray, layouts: list[tuple[str, ...]],
     parents = np.array(skeleton.parents)
     parent_change = np.where((parents >= 0)[:, None, None], change[np.maximum(parents, 0)], np.eye(3))
     back: FloatArray = np.swapaxes(parent_change, -1, -2).astype(np.float64)
-    rotation, translation, scales = local_transforms(clip)
-    new_rotation = back[None] @ rotation @ change[None]
-    new_translation = (back[None] @ translation[..., None])[..., 0]
-    new_rest = back @ skeleton.rest_rotations @ change
-    offsets = (back @ skeleton.offsets[..., None])[..., 0]
+    pose = clip.pose()
+    turned = rotations.quaternion_multiply(rotations.quaternion_multiply(rotations.matrix_to_quaternion(back),
+                                                                         pose.rotations),
+                                           rotations.matrix_to_quaternion(change))
     count = skeleton.joint_count
-    target = Skeleton(list(skeleton.names), list(skeleton.parents), offsets, layouts,
-                      [e @ change[j] for j, e in enumerate(skeleton.end_sites)], new_rest,
-                      np.zeros(count, dtype=bool), np.full(count, translation_in_rest_frame),
+    target = Skeleton(list(skeleton.names), list(skeleton.parents), (back @ skeleton.offsets[..., None])[..., 0],
+                      layouts, [e @ change[j] for j, e in enumerate(skeleton.end_sites)],
+                      back @ skeleton.rest_rotations @ change, np.zeros(count, dtype=bool),
+                      np.full(count, translation_in_rest_frame),
                       (np.swapaxes(change, -1, -2) @ skeleton.length_directions[..., None])[..., 0])
-    frame_rotation: FloatArray = np.matmul(np.swapaxes(new_rest, -1, -2)[None], new_rotation)
-    moved = new_translation - offsets[None]
-    if translation_in_rest_frame:
-        moved = (np.swapaxes(new_rest, -1, -2)[None] @ moved[..., None])[..., 0]
-    motion = encode_motion(target, frame_rotation, moved, scales)
-    return Clip(target, motion, clip.frame_time, clip.start_frame, clip.unit_in_metres, clip.up_axis,
-                dict(clip.metadata))
+    moved = np.einsum("jab,fjb->fja", back, pose.translations)
+    return replace(pose, skeleton=target, rotations=turned, translations=moved).to_clip()
 
 
 def conform(clip: Clip, layouts: list[tuple[str, ...]] | None = None,
@@ -301,12 +273,11 @@ def conform(clip: Clip, layouts: list[tuple[str, ...]] | None = None,
                  and not np.any(skeleton.translation_in_rest_frame))
     if unchanged:
         return clip
-    rotation, translation, scales = local_transforms(clip)
+    pose = clip.pose()
     dropped_scale = [j for j, layout in enumerate(layouts) if "s" not in layout]
-    if np.any(np.abs(scales[:, dropped_scale] - 1.0) > 1e-5):  # files write 0.999999 for 1
+    if np.any(np.abs(pose.scale_values()[:, dropped_scale] - 1.0) > 1e-5):  # files write 0.999999 for 1
         raise MocapWriteError("the clip scales joints, which the target layout cannot hold")
-    result = clip.copy()
-    target = result.skeleton
+    target = skeleton.copy()
     target.channels = layouts
     target.rest_rotations = np.broadcast_to(np.eye(3), (skeleton.joint_count, 3, 3)).copy()
     turned = np.einsum("jab,jb->ja", skeleton.rest_rotations, skeleton.length_directions)
@@ -315,8 +286,7 @@ def conform(clip: Clip, layouts: list[tuple[str, ...]] | None = None,
     target.translation_in_rest_frame = np.zeros(skeleton.joint_count, dtype=bool)
     target.position_replaces_offset = replaces
     target.validate()
-    base = np.where(replaces[:, None], 0.0, skeleton.offsets)
-    result.motion = encode_motion(target, rotation, translation - base[None], scales)
+    result = replace(pose, skeleton=target).to_clip()
     _keep_raw_angles(clip, result)
     return result
 

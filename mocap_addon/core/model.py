@@ -21,13 +21,16 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
 from . import rotations
 from .rotations import FloatArray
+
+if TYPE_CHECKING:
+    from .pose import Pose
 
 TRANSLATION_CHANNELS = ("tx", "ty", "tz")
 ROTATION_CHANNELS = ("rx", "ry", "rz")
@@ -175,8 +178,38 @@ class Skeleton:
                         self.length_directions.copy())
 
 
+class Timed:
+    """A motion in time: its frame time and rate, and the takes it holds (HTR block sets numbered
+    afresh, from ``metadata["takes"]``); shared by :class:`Clip` and :class:`.pose.Pose`."""
+
+    frame_time: float
+    metadata: dict[str, Any]
+
+    @property
+    def frame_count(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def fps(self) -> float:
+        return 1.0 / self.frame_time
+
+    def check_frame_time(self) -> None:
+        """Raise ``ValueError`` unless the frame time is positive and gives a finite frame rate."""
+        if not (0 < self.frame_time < math.inf and 1 / self.frame_time < math.inf):
+            raise ValueError(f"frame time must be positive and give a finite frame rate, got {self.frame_time}")
+
+    def take_starts(self) -> list[int]:
+        """The first frame (index from 0) of each take; ``[0]`` for a motion that is one take."""
+        starts = self.metadata.get("takes") or []
+        return sorted({0, *(int(t) for t in starts if 0 < int(t) < self.frame_count)})
+
+    def take_ranges(self) -> list[tuple[int, int]]:
+        """Each take's first frame and the frame after its last (indices from 0)."""
+        return list(itertools.pairwise([*self.take_starts(), self.frame_count]))
+
+
 @dataclass
-class Clip:
+class Clip(Timed):
     """A skeleton with channel values for every frame.
 
     ``motion`` has shape ``(frames, channels)`` with the joints' channels side by
@@ -198,26 +231,17 @@ class Clip:
         motion = np.asarray(self.motion, dtype=np.float64)
         frames = motion.shape[0] if motion.ndim == 2 else motion.size // max(total, 1)
         self.motion = motion.reshape(frames, total)
-        if not (0 < self.frame_time < math.inf and 1 / self.frame_time < math.inf):
-            raise ValueError(f"frame time must be positive and give a finite frame rate, got {self.frame_time}")
+        self.check_frame_time()
 
     @property
     def frame_count(self) -> int:
         return int(self.motion.shape[0])
 
-    @property
-    def fps(self) -> float:
-        return 1.0 / self.frame_time
+    def pose(self) -> Pose:
+        """The motion as local poses (quaternions): what every tool works on (see :mod:`.pose`)."""
+        from .pose import Pose  # the pose module builds on this one
 
-    def take_starts(self) -> list[int]:
-        """The first frame (index from 0) of each take the file held, from ``metadata["takes"]``
-        (HTR block sets numbered afresh); ``[0]`` for a clip that is one take."""
-        starts = self.metadata.get("takes") or []
-        return sorted({0, *(int(t) for t in starts if 0 < int(t) < self.frame_count)})
-
-    def take_ranges(self) -> list[tuple[int, int]]:
-        """Each take's first frame and the frame after its last (indices from 0)."""
-        return list(itertools.pairwise([*self.take_starts(), self.frame_count]))
+        return Pose.of(self)
 
     def channel_values(self, joint: int, channel: str) -> FloatArray | None:
         """The column of one joint's channel, or ``None`` if the joint lacks it."""
@@ -226,32 +250,12 @@ class Clip:
             return None
         return self.motion[:, int(self.skeleton.channel_starts()[joint]) + layout.index(channel)]
 
-    def local_rotations(self) -> FloatArray:
-        """Frame rotations ``R_f`` (without the rest rotation), shape ``(F, J, 3, 3)``.
-
-        Joint by joint: one joint's frames are a cache-sized batch (all joints at
-        once run slower).  The result is a view of a joint-major buffer:
-        ``np.moveaxis(r, 1, 0)`` is contiguous.
-        """
-        out = np.empty((self.skeleton.joint_count, self.frame_count, 3, 3))
-        for joint in range(self.skeleton.joint_count):
-            order, angles = self._rotation_angles(joint)
-            out[joint] = rotations.euler_to_matrix(angles, order) if order else np.eye(3)
-        return np.moveaxis(out, 0, 1)
-
     def joint_rotations(self, joint: int) -> FloatArray:
         """One joint's frame rotations ``R_f``, shape ``(F, 3, 3)``."""
         order, angles = self._rotation_angles(joint)
         if not order:
             return np.broadcast_to(np.eye(3), (self.frame_count, 3, 3)).copy()
         return rotations.euler_to_matrix(angles, order)
-
-    def joint_quaternions(self, joint: int) -> FloatArray:
-        """One joint's frame rotations ``R_f`` as unit quaternions ``(F, 4)``, straight from its angles."""
-        order, angles = self._rotation_angles(joint)
-        if not order:
-            return np.broadcast_to([1.0, 0.0, 0.0, 0.0], (self.frame_count, 4)).copy()
-        return rotations.euler_to_quaternion(angles, order)
 
     def _rotation_angles(self, joint: int) -> tuple[str, FloatArray]:
         """A joint's rotation order and its angles in radians, ``(F, len(order))``."""
@@ -271,10 +275,6 @@ class Clip:
         if length is not None:
             out += length[:, None] * self.skeleton.length_directions[joint]
         return out
-
-    def local_translations(self) -> FloatArray:
-        """Channel translations ``t_f`` per joint, shape ``(F, J, 3)`` (zero where absent)."""
-        return np.stack([self.joint_translations(j) for j in range(self.skeleton.joint_count)], axis=1)
 
     def local_scales(self) -> FloatArray | None:
         """Uniform scale per joint ``(F, J)``, or ``None`` when no joint has a scale channel."""
@@ -320,7 +320,8 @@ def encode_motion(skeleton: Skeleton, frame_rotations: FloatArray,
 def encode_joint(layout: tuple[str, ...], frame_rotations: FloatArray, translations: FloatArray | None = None,
                  scales: FloatArray | None = None, length_direction: FloatArray | None = None,
                  reference: FloatArray | None = None, *, orthonormal: bool = False) -> FloatArray:
-    """One joint's channel values ``(F, len(layout))`` from its frame rotations ``(F, 3, 3)``.
+    """One joint's channel values ``(F, len(layout))`` from its frame rotations: matrices ``(F, 3, 3)``
+    or unit quaternions ``(F, 4)``.
 
     Translations ``(F, 3)`` fill ``tx ty tz`` (an ``l`` channel takes the
     component along ``length_direction``); scales ``(F,)`` fill ``s``.  Angles
@@ -331,11 +332,13 @@ def encode_joint(layout: tuple[str, ...], frame_rotations: FloatArray, translati
     every argument (``(F, n, 3, 3)``, ``length_direction`` ``(n, 3)``...).
     ``orthonormal``: the rotations are exact to rounding (see :func:`.rotations.matrix_to_euler`).
     """
-    out = np.zeros(frame_rotations.shape[:-2] + (len(layout),))
+    quaternions = frame_rotations.shape[-1] == 4
+    out = np.zeros(frame_rotations.shape[:-1 if quaternions else -2] + (len(layout),))
     order = rotation_order(layout)
     if order:
         full = order + "".join(a for a in "XYZ" if a not in order)
-        angles = rotations.matrix_to_euler(frame_rotations, full, orthonormal=orthonormal)
+        angles = (rotations.quaternion_to_euler(frame_rotations, full) if quaternions
+                  else rotations.matrix_to_euler(frame_rotations, full, orthonormal=orthonormal))
         start = None if reference is None else np.radians(reference)
         if len(order) == 3:
             angles = rotations.euler_continuity(angles, start)

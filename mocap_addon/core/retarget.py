@@ -29,16 +29,29 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import body as bodies
-from .kinematics import SparsePose, place_translation, translation_channels
+from . import rotations
+from .anatomy import twist_axes
+from .contacts import find_contacts
+from .footing import angles_to_reach as _angles_to_reach
+from .footing import plant_feet, standing
+from .footing import rotations_about as _rotations_about
+from .kinematics import compose
 from .model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, encode_joint
 from .model import rotation_order as order_of
 from .naming import CANONICAL_JOINTS, CANONICAL_PARENTS, map_skeleton
-from .rotations import FloatArray, axis_matrices, euler_to_matrix, sandwich
+from .pose import Motion, Pose, as_pose, like
+from .rotations import FloatArray, axis_matrices, euler_to_matrix
+from .vectors import dot, unit
 
 REQUIRED = ("hips", "upper_leg_l", "lower_leg_l", "foot_l", "upper_leg_r", "lower_leg_r", "foot_r")
 METHODS = ("rotations", "lengths")
 LENGTHS = ("reference", "source")
 ROOT_MODES = ("scale", "keep")
+FEET = ("planted", "free")
+TURN_COST = 0.3  # radians of a hinge's miss worth one radian less turn (see _best)
+LARGEST_MISS = 0.1  # radians: a hinge misses by more than the best candidate only up to this
+JUMP = 0.5  # a held rotation changing by more than this (largest matrix element) in one frame has jumped
+JUMP_SLACK = 0.05  # how much more a candidate nearer the previous frame may cost (radians of miss)
 
 
 class MissingJointsError(ValueError):
@@ -56,8 +69,8 @@ class Figure:
 
     skeleton: Skeleton
     canonical: dict[str, int]  # canonical joint -> joint
-    translations: FloatArray  # (J, 3) channel translations of the reference pose
-    scales: FloatArray  # (J,) scale channels of the reference pose
+    translations: FloatArray  # (J, 3) local translations (offsets included) of the reference pose
+    scales: FloatArray  # (J,) scales of the reference pose
     rest_rotations: FloatArray  # (J, 3, 3) world, every rotation channel zero
     rest_positions: FloatArray  # (J, 3)
     ends: dict[int, int]  # mapped joint -> the mapped joint its bone points at
@@ -70,8 +83,9 @@ class Figure:
         return set(self.canonical.values())
 
 
-def to_canonical(clip: Clip, *, method: str = "rotations", mapping: Mapping[str, str | None] | None = None,
-                 lengths: str = "reference", reference: FloatArray | None = None, root: str = "scale") -> Clip:
+def to_canonical(clip: Motion, *, method: str = "rotations", mapping: Mapping[str, str | None] | None = None,
+                 lengths: str = "reference", reference: FloatArray | None = None, root: str = "scale",
+                 feet: str = "free") -> Motion:
     """``clip`` on the canonical skeleton: every name of ``naming.CANONICAL_JOINTS``, metres, Y up.
 
     ``method="rotations"`` (the source's method 1): the canonical body stands in
@@ -86,26 +100,34 @@ def to_canonical(clip: Clip, *, method: str = "rotations", mapping: Mapping[str,
     gives the source's reference pose as world joint rotations ``(J, 3, 3)``
     when its automatic T-pose is wrong (``method="rotations"`` only).  The hips'
     travel is scaled by the canonical/source leg-length ratio (``root="keep"``:
-    kept).  Same frame count, frame time and start frame.
+    kept).  ``feet="planted"``: on the canonical floor, feet held while the
+    source's are planted (see :func:`retarget`); ``"free"`` (default): exact
+    limb directions.  Same frame count, frame time and start frame; a clip
+    gives a clip, a pose a pose.
     """
     _check_choice("method", method, METHODS)
+    _check_choice("feet", feet, FEET)
     _check_choice("lengths", lengths, LENGTHS)
     if reference is not None and method != "rotations":
         raise ValueError("a reference pose only applies to method 'rotations' (method 2 keeps the rest pose)")
-    source = figure(clip, mapping, "source", reference if method == "rotations" else "rest")
-    joints, ends = _canonical_points(clip, source, method, lengths)
+    motion = as_pose(clip)
+    source = figure(motion, mapping, "source", reference if method == "rotations" else "rest")
+    joints, ends = _canonical_points(motion, source, method, lengths)
     skeleton = bodies.canonical_skeleton(joints, ends)
     target = figure(skeleton, {n: n for n in CANONICAL_JOINTS}, "canonical skeleton", reference="rest")
     metadata = {"source": clip.metadata.get("source"), "canonical": {"method": method, "lengths": lengths}}
-    return _transfer(clip, source, target, root, 1.0, "Y", metadata)
+    result = _transfer(motion, source, target, root, 1.0, "Y", metadata)
+    return like(clip, _planted(motion, result, source, target, skeleton, root) if feet == "planted" else result)
 
 
-def retarget(clip: Clip, target: Skeleton | Clip, *, mapping: Mapping[str, str | None] | None = None,
+def retarget(clip: Motion, target: Skeleton | Clip | Pose, *, mapping: Mapping[str, str | None] | None = None,
              target_mapping: Mapping[str, str | None] | None = None, root: str = "scale",
-             source_reference: FloatArray | None = None, target_reference: FloatArray | None = None) -> Clip:
+             source_reference: FloatArray | None = None, target_reference: FloatArray | None = None,
+             feet: str = "planted") -> Motion:
     """``clip``'s motion on ``target``'s skeleton: its names, rest rotations, bone lengths and channel layout.
 
-    Every target joint gets values, mapped or not.  A ``Clip`` target's first
+    Every target joint gets values, mapped or not.  A clip gives a clip (in the
+    target's channel layout), a pose a pose.  A ``Clip`` (or ``Pose``) target's first
     frame gives the bone vectors its offsets lack (HTR written by Maya keeps
     them in constant frame translations), and translation channels other than
     the hips' keep those values.  ``mapping`` / ``target_mapping`` are
@@ -113,17 +135,65 @@ def retarget(clip: Clip, target: Skeleton | Clip, *, mapping: Mapping[str, str |
     ``source_reference`` / ``target_reference`` replace the automatic T-poses
     (world joint rotations ``(J, 3, 3)``).  ``root="scale"`` scales the hips'
     travel by the target/source leg-length ratio, ``"keep"`` copies it.
-    ``retarget(c, c)`` gives ``c``'s poses, and so does ``retarget(c,
-    c.skeleton)`` where ``c``'s translation channels agree with its offsets.
+    ``feet="planted"`` (default): the figure stands on the target's floor (a
+    clip's captures give its floor and planted ankle height, a skeleton's rest
+    stands on it) and while the source's feet are planted (:mod:`.contacts`)
+    the target's are held where their contact began, by two-bone leg IK with
+    the knee bending about its own hinge axis, eased in and out over a few
+    frames (:mod:`.footing`); ``metadata["feet"]`` says what was held and what
+    could not be reached.  ``feet="free"``: every mapped bone's exact
+    direction, and ``retarget(c, c)`` gives ``c``'s poses, as does
+    ``retarget(c, c.skeleton)`` where ``c``'s translation channels agree with
+    its offsets.
     """
-    source = figure(clip, mapping, "source", source_reference)
-    target_figure = figure(target, target_mapping, "target", reference=target_reference)
-    if isinstance(target, Clip):
-        unit, up, metadata = target.unit_in_metres, target.up_axis, dict(target.metadata)
-    else:
+    _check_choice("feet", feet, FEET)
+    motion = as_pose(clip)
+    source = figure(motion, mapping, "source", source_reference)
+    own_captures = motion if isinstance(target, Skeleton) and _same_body(target, motion.skeleton) else None
+    target_figure = figure(target, target_mapping, "target", reference=target_reference, captures=own_captures)
+    if isinstance(target, Skeleton):
         unit, up, metadata = None, "Y", {}
+    else:
+        unit, up, metadata = target.unit_in_metres, target.up_axis, dict(target.metadata)
     metadata.update(warnings=[], retargeted_from=clip.metadata.get("source"))
-    return _transfer(clip, source, target_figure, root, unit, up, metadata)
+    result = _transfer(motion, source, target_figure, root, unit, up, metadata)
+    return like(clip, _planted(motion, result, source, target_figure, target, root) if feet == "planted" else result)
+
+
+def _planted(motion: Pose, result: Pose, source: Figure, target: Figure, standing_on: Clip | Pose | Skeleton,
+             root: str) -> Pose:
+    """``result`` on the target's floor with its feet held during the source's contacts (see :func:`retarget`)."""
+    source_mapping = {motion.skeleton.names[j]: c for c, j in source.canonical.items()}
+    target_mapping = {target.skeleton.names[j]: c for c, j in target.canonical.items()}
+    contacts = find_contacts(motion, source_mapping)
+    stand = standing(standing_on, target_mapping, target.world.T @ np.array([0.0, 1.0, 0.0]))
+    turn = target.world.T @ source.world
+    if (turn @ contacts.up) @ stand.up < np.cos(np.radians(45)):
+        result.metadata.setdefault("warnings", []).append(
+            "feet left free: the source's motion stands along another axis than its rest's up "
+            f"({_axis_name(contacts.up)} in its own axes), so the target's floor is not under it")
+        result.metadata["feet"] = {"mode": "free"}
+        return result
+    left = target.body.T @ np.array([1.0, 0.0, 0.0])  # the knees' flexion axis in the reference pose
+    knee_axes = {f"upper_leg_{side}": target.reference[target.canonical[f"upper_leg_{side}"]].T @ left
+                 for side in "lr"}
+    bone = _bone_vectors(target)
+    layouts = target.skeleton.channels
+    to_target = turn * (target.leg / source.leg if root == "scale" else 1.0)
+    out, planting = plant_feet(result, target_mapping, contacts, stand, to_target, knee_axes,
+                               lambda joint, frame: _held(layouts[joint], frame, bone.get(joint)))
+    out.metadata["feet"] = {"mode": "planted", "floor_shift": planting.floor_shift,
+                            "held_frames": list(planting.held_frames), "missed_frames": planting.missed_frames,
+                            "worst_miss": planting.worst_miss}
+    if planting.missed_frames:
+        out.metadata.setdefault("warnings", []).append(planting.summary())
+    return out
+
+
+def _axis_name(axis: FloatArray) -> str:
+    """``+Y``, ``-Z``... for a signed coordinate axis."""
+    index = int(np.argmax(np.abs(axis)))
+    return ("+" if axis[index] > 0 else "-") + "XYZ"[index]
 
 
 def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
@@ -194,24 +264,32 @@ def bone_ends(skeleton: Skeleton, index: dict[str, int]) -> dict[int, int]:
     return ends
 
 
-def figure(source: Clip | Skeleton, mapping: Mapping[str, str | None] | None, what: str,
-           reference: FloatArray | str | None = None) -> Figure:
-    """A skeleton (or a clip's, whose first frame gives the translation channels) ready for a transfer.
+def _same_body(one: Skeleton, other: Skeleton) -> bool:
+    """Whether two skeletons are one body: the same joints, offsets and rest rotations."""
+    return (one.same_joints(other) and np.array_equal(one.offsets, other.offsets)
+            and np.array_equal(one.rest_rotations, other.rest_rotations))
+
+
+def figure(source: Clip | Pose | Skeleton, mapping: Mapping[str, str | None] | None, what: str,
+           reference: FloatArray | str | None = None, captures: Clip | Pose | None = None) -> Figure:
+    """A skeleton (or a motion's, whose first frame gives the joints' translations) ready for a transfer.
 
     ``reference``: ``None`` for the automatic T-pose, ``"rest"`` for the rest
-    pose, or world joint rotations ``(J, 3, 3)``.
+    pose, or world joint rotations ``(J, 3, 3)``.  The automatic T-pose twists
+    each bone as the body moves in ``captures`` (by default the motion itself;
+    see :mod:`.anatomy`); a bare skeleton keeps its rest's twists.
     """
-    skeleton = source.skeleton if isinstance(source, Clip) else source
+    skeleton = source if isinstance(source, Skeleton) else source.skeleton
     if mapping is None:
         mapping = map_skeleton(skeleton)
     index = canonical_index(skeleton, mapping, what)
     scales = np.ones(skeleton.joint_count)
-    if isinstance(source, Clip) and source.frame_count:
-        first = Clip(skeleton, source.motion[:1], source.frame_time)
-        translations = first.local_translations()[0]
-        scales = scales if (found := first.local_scales()) is None else found[0]
+    if not isinstance(source, Skeleton) and source.frame_count:
+        first = as_pose(source if isinstance(source, Pose) else Clip(skeleton, source.motion[:1], source.frame_time))
+        translations = first.translations[0]
+        scales = first.scale_values()[0]
     else:
-        translations = bodies.reference_translations(skeleton)
+        translations = skeleton.offsets.copy()
     rest_rotations, rest_positions = bodies.posed_geometry(skeleton, translations, scales)
     top = next(index[c] for c in bodies.TOP_JOINTS if c in index)
     hips = index["hips"]
@@ -229,7 +307,11 @@ def figure(source: Clip | Skeleton, mapping: Mapping[str, str | None] | None, wh
         t_pose = bodies.reference_body().joints
         names = {j: c for c, j in index.items()}
         bones = {j: (e, body.T @ (t_pose[names[e]] - t_pose[names[j]])) for j, e in ends.items()}
-        reference = bodies.swing(rest_rotations, rest_positions, skeleton.parents, bones)[0]
+        captures = source if captures is None and not isinstance(source, Skeleton) else captures
+        twists = {}
+        if captures is not None and captures.frame_count:
+            twists = {j: (own, body.T @ axis) for j, (own, axis) in twist_axes(captures, index).items()}
+        reference = bodies.swing(rest_rotations, rest_positions, skeleton.parents, bones, twists)[0]
     elif isinstance(reference, str):
         reference = rest_rotations
     else:
@@ -250,7 +332,7 @@ def _leg_length(positions: FloatArray, index: dict[str, int]) -> float:
     return total / 2
 
 
-def _canonical_points(clip: Clip, source: Figure, method: str,
+def _canonical_points(clip: Clip | Pose, source: Figure, method: str,
                       lengths: str) -> tuple[dict[str, FloatArray], dict[str, FloatArray]]:
     """Rest joint origins and leaf ends (metres) of the canonical skeleton for this source.
 
@@ -301,7 +383,7 @@ def _shape_like(points: FloatArray, parents: list[int], source: Figure) -> None:
             turn(subtree[i], i, CANONICAL_JOINTS.index(canonical_of[end]), joint_of[name], end)
 
 
-def _size_like(points: FloatArray, parents: list[int], clip: Clip, source: Figure) -> FloatArray:
+def _size_like(points: FloatArray, parents: list[int], clip: Clip | Pose, source: Figure) -> FloatArray:
     """Points with every mapped stretch as long as the source's, in metres where the clip states its
     unit (else in units making the legs the reference body's); the rest scaled alike."""
     reference_leg = bodies.reference_body().leg_length()
@@ -358,66 +440,105 @@ def _pairs(source: Figure, target: Figure) -> dict[int, int]:
 @dataclass(frozen=True)
 class _Linked:
     """A target world rotation ``A . W_s[source] . right``: a source joint's world rotation in the
-    target's world axes (``A``), times a constant; kept unevaluated so that a child's rotation
+    target's world axes (``A``), times a constant quaternion; kept unevaluated so that a child's rotation
     relative to it needs only the source's local rotations between the two."""
 
     source: int
     right: FloatArray
 
 
-def _transfer(clip: Clip, source: Figure, target: Figure, root: str, unit: float | None,
-              up_axis: str, metadata: dict) -> Clip:
-    """The clip on the target figure's skeleton (see the module docstring for the maths).
+class _Source:
+    """What a transfer reads of the source motion: the rotation between two joints (the product of the
+    local rotations between them where one is the other's ancestor, so no world rotation is built), and
+    the world rotation and position of the few joints that need them (their chains composed, cached)."""
 
-    Joints without a partner hold a constant local rotation, so only paired
-    joints and the ones above them get per-frame world rotations, and those of
-    fully driven joints stay :class:`_Linked` (the source's world rotations are
-    built only where a hinge, a joint with fewer channels, or the hips' path
-    needs them).
+    def __init__(self, pose: Pose) -> None:
+        self.pose = pose
+        self._world: dict[int, tuple[FloatArray, FloatArray]] = {}
+
+    def world(self, joint: int) -> tuple[FloatArray, FloatArray]:
+        """World quaternions ``(F, 4)`` and positions ``(F, 3)`` of ``joint``."""
+        if joint not in self._world:
+            chain = self.pose.skeleton.chain(joint)
+            turns, places, _ = compose(list(range(-1, len(chain) - 1)),
+                                       self.pose.rotations[:, chain].transpose(2, 1, 0),
+                                       self.pose.translations[:, chain].transpose(2, 1, 0),
+                                       self.pose.scale_values()[:, chain].T)
+            self._world[joint] = turns[:, -1].T, places[:, -1].T
+        return self._world[joint]
+
+    def relative(self, upper: int, lower: int) -> FloatArray | None:
+        """``conj(W[upper]) * W[lower]`` ``(F, 4)``; ``None`` when they are one joint."""
+        if upper == lower:
+            return None
+        parents, local = self.pose.skeleton.parents, self.pose.rotations
+        path = [lower]
+        while parents[path[-1]] not in (upper, -1):
+            path.append(parents[path[-1]])
+        if parents[path[-1]] != upper:
+            return rotations.quaternion_multiply(rotations.quaternion_conjugate(self.world(upper)[0]),
+                                                 self.world(lower)[0])
+        product = local[:, path[-1]]
+        for joint in reversed(path[:-1]):
+            product = rotations.quaternion_multiply(product, local[:, joint])
+        return product
+
+
+def _transfer(motion: Pose, source: Figure, target: Figure, root: str, unit: float | None,
+              up_axis: str, metadata: dict) -> Pose:
+    """The motion on the target figure's skeleton (see the module docstring for the maths).
+
+    Rotations are unit quaternions.  A fully driven joint's world rotation stays
+    :class:`_Linked` (the source joint's between two constants), so its local
+    rotation is the source's rotation between the two paired joints between two
+    constants: one 4x4 product.  Joints without a partner hold a constant local
+    rotation; hinges and joints with fewer than three channels are solved as
+    matrices (what their axes can hold) from the source's world rotations.
     """
     _check_choice("root", root, ROOT_MODES)
     skeleton = target.skeleton
     parents = skeleton.parents
     pairs = _pairs(source, target)
-    world_change = target.world.T @ source.world
+    world_change = rotations.matrix_to_quaternion(target.world.T @ source.world)
     body_change = source.body.T @ target.body
     reference_local = _local(target.reference, parents)
     bone = _bone_vectors(target)
     hinge_of = _hinged_children(skeleton, pairs, bone)
-    hips = target.canonical["hips"]
-    needed = {j for joint in [*pairs, hips] for j in skeleton.chain(joint)}
-    motion = SparsePose(clip)
+    reading = _Source(motion)
 
     def linked(joint: int) -> _Linked:
         partner = pairs[joint]
-        return _Linked(partner, source.reference[partner].T @ body_change @ target.reference[joint])
+        return _Linked(partner, rotations.matrix_to_quaternion(
+            source.reference[partner].T @ body_change @ target.reference[joint]))
 
     def evaluated(rotation: _Linked | FloatArray) -> FloatArray:
         if isinstance(rotation, _Linked):
-            return sandwich(world_change, motion.rotation(rotation.source), rotation.right)
+            return reading.world(rotation.source)[0] @ rotations.quaternion_product_matrix(world_change,
+                                                                                           rotation.right)
         return rotation
 
-    world: dict[int, _Linked | FloatArray] = {}
-    local: dict[int, FloatArray] = {}  # (F, 3, 3), or (1, 3, 3) when constant
+    world: dict[int, _Linked | FloatArray] = {}  # quaternions (F, 4), or (1, 4) when constant
+    local: dict[int, FloatArray] = {}
+    solved = set()  # joints whose world rotation came from a matrix (its sign not continuous)
     for joint, parent in enumerate(parents):
         rest = skeleton.rest_rotations[joint]
         order = order_of(skeleton.channels[joint])
         if joint not in pairs:
             if not order:
-                local[joint] = rest[None]
+                held = rest
             elif len(order) < 3:
-                local[joint] = rest @ _held(skeleton.channels[joint], (rest.T @ reference_local[joint])[None],
-                                            bone.get(joint))
+                held = rest @ _held(skeleton.channels[joint], (rest.T @ reference_local[joint])[None],
+                                    bone.get(joint))[0]
             else:
-                local[joint] = reference_local[joint][None]
-            if joint in needed:
-                world[joint] = local[joint] if parent < 0 else _then(world[parent], local[joint][0])
+                held = reference_local[joint]
+            local[joint] = rotations.matrix_to_quaternion(held)[None]
+            world[joint] = local[joint] if parent < 0 else _then(world[parent], local[joint])
             continue
         if len(order) == 3 and joint not in hinge_of:
             world[joint] = linked(joint)
             continue
-        desired = evaluated(linked(joint))
-        base = rest if parent < 0 else _times(evaluated(world[parent]), rest)
+        desired = rotations.quaternion_to_matrix(evaluated(linked(joint)))
+        base = rest if parent < 0 else rotations.quaternion_to_matrix(evaluated(world[parent])) @ rest
         if len(order) == 3:
             held = desired
         elif not order:
@@ -426,55 +547,45 @@ def _transfer(clip: Clip, source: Figure, target: Figure, root: str, unit: float
             held = base @ _held(skeleton.channels[joint], np.swapaxes(base, -1, -2) @ desired, bone.get(joint))
         if joint in hinge_of:
             child = hinge_of[joint]
-            held = _twist_for_hinge(held, skeleton, target, child, evaluated(linked(child)), bone[child])
-        world[joint] = held
-    for joint in pairs:
-        parent = parents[joint]
-        local[joint] = (evaluated(world[joint]) if parent < 0
-                        else _relative(world[parent], world[joint], motion, evaluated))
-    translations = _placed(motion, source, target, lambda j: evaluated(world[j]), pairs, root)
-    starts = skeleton.channel_starts()
-    motion_out = np.empty((clip.frame_count, int(starts[-1])))
-    for joint, layout in enumerate(skeleton.channels):
-        frame_rotation = _times(skeleton.rest_rotations[joint].T, local[joint])
-        moved = (translation_channels(skeleton, joint, translations[joint]) if joint in translations
-                 else target.translations[joint][None])
-        if len(moved) != len(frame_rotation):
-            frame_rotation = np.broadcast_to(frame_rotation, (clip.frame_count, 3, 3))
-        motion_out[:, starts[joint]:starts[joint + 1]] = encode_joint(
-            layout, frame_rotation, moved, target.scales[joint:joint + 1], skeleton.length_directions[joint],
-            orthonormal=len(order_of(layout)) == 3)  # three angles absorb a float32 reference pose's error
-    return Clip(skeleton.copy(), motion_out, clip.frame_time, clip.start_frame, unit, up_axis, metadata)
+            held = _twist_for_hinge(held, skeleton, target, child,
+                                    rotations.quaternion_to_matrix(evaluated(linked(child))), bone[child])
+        world[joint] = rotations.matrix_to_quaternion(held)
+        solved.add(joint)
+    frames = motion.frame_count
+    turns = np.empty((frames, skeleton.joint_count, 4))
+    for joint, parent in enumerate(parents):
+        if joint in pairs:
+            local[joint] = (evaluated(world[joint]) if parent < 0
+                            else _relative(world[parent], world[joint], reading, evaluated))
+        turns[:, joint] = local[joint]
+        if joint in solved or parent in solved:
+            turns[:, joint] = rotations.quaternion_continuity(turns[:, joint])
+    moves = np.broadcast_to(target.translations, (frames, skeleton.joint_count, 3)).copy()
+    for joint, placed in _placed(reading, source, target, lambda j: evaluated(world[j]), pairs, root).items():
+        moves[:, joint] = placed
+    scales = None if np.all(target.scales == 1.0) else np.broadcast_to(target.scales, turns.shape[:2]).copy()
+    return Pose(skeleton.copy(), turns, moves, scales, motion.frame_time, motion.start_frame, unit, up_axis,
+                metadata)
 
 
 def _then(rotation: _Linked | FloatArray, local: FloatArray) -> _Linked | FloatArray:
-    """A child's world rotation from its parent's and a constant local rotation ``(3, 3)``."""
+    """A child's world rotation from its parent's and a constant local rotation ``(1, 4)``."""
     if isinstance(rotation, _Linked):
-        return _Linked(rotation.source, rotation.right @ local)
-    return _times(rotation, local)
+        return _Linked(rotation.source, rotations.quaternion_multiply(rotation.right, local[0]))
+    return rotation @ rotations.quaternion_product_matrix(np.array([1.0, 0.0, 0.0, 0.0]), local[0])
 
 
-def _relative(upper: _Linked | FloatArray, lower: _Linked | FloatArray, motion: SparsePose,
+def _relative(upper: _Linked | FloatArray, lower: _Linked | FloatArray, reading: _Source,
               evaluated: Callable[[_Linked | FloatArray], FloatArray]) -> FloatArray:
-    """``upper^T @ lower``: for two linked rotations, the source's rotation between their joints
-    with the constants around it (the change of world axes cancels)."""
+    """``conj(upper) * lower``: for two linked rotations, the source's rotation between their joints
+    between the constants (the change of world axes cancels)."""
     if isinstance(upper, _Linked) and isinstance(lower, _Linked):
-        between = motion.relative(upper.source, lower.source)
+        back = rotations.quaternion_conjugate(upper.right)
+        between = reading.relative(upper.source, lower.source)
         if between is None:
-            return (upper.right.T @ lower.right)[None]
-        return sandwich(upper.right.T, between, lower.right)
-    return np.swapaxes(evaluated(upper), -1, -2) @ evaluated(lower)
-
-
-def _times(left: FloatArray, right: FloatArray) -> FloatArray:
-    """``left @ right`` for a stack ``(F, 3, 3)`` and one matrix ``(3, 3)`` on either side, skipping identities."""
-    if left.ndim == 2:
-        if np.array_equal(left, np.eye(3)):
-            return right
-        return sandwich(left, right, np.eye(3))
-    if np.array_equal(right, np.eye(3)):
-        return left
-    return (np.ascontiguousarray(left).reshape(-1, 3) @ right).reshape(left.shape)
+            return rotations.quaternion_multiply(back, lower.right)[None]
+        return between @ rotations.quaternion_product_matrix(back, lower.right)
+    return rotations.quaternion_multiply(rotations.quaternion_conjugate(evaluated(upper)), evaluated(lower))
 
 
 def _local(rotations: FloatArray, parents: list[int]) -> FloatArray:
@@ -510,44 +621,11 @@ def _hinged_children(skeleton: Skeleton, pairs: dict[int, int], bone: dict[int, 
     return hinges
 
 
-def _rotations_about(axes: FloatArray, angles: FloatArray) -> FloatArray:
-    """Rotation matrices ``(F, 3, 3)`` by ``angles`` ``(F,)`` about unit ``axes`` ``(F, 3)`` (Rodrigues)."""
-    cos, sin = np.cos(angles)[:, None, None], np.sin(angles)[:, None, None]
-    x, y, z = axes[:, 0], axes[:, 1], axes[:, 2]
-    zero = np.zeros_like(x)
-    skew = np.stack([np.stack([zero, -z, y], -1), np.stack([z, zero, -x], -1), np.stack([-y, x, zero], -1)], -2)
-    return np.eye(3) + sin * skew + (1 - cos) * (skew @ skew)
-
-
-def _unit(vectors: FloatArray) -> FloatArray:
-    lengths = np.linalg.norm(vectors, axis=-1, keepdims=True)
-    return vectors / np.where(lengths > 0, lengths, 1.0)
-
-
-def _dot(a: FloatArray, b: FloatArray) -> FloatArray:
-    return np.einsum("...i,...i->...", a, b)
-
-
-def _angles_to_reach(axis: FloatArray, start: FloatArray, toward: FloatArray,
-                     cosine: FloatArray | float) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """The two angles turning ``start`` about unit ``axis`` until its dot product with ``toward`` is
-    ``cosine`` (per frame), and whether that is reachable (else both are the nearest angle)."""
-    along = _dot(axis, start)
-    p = _dot(start, toward) - along * _dot(axis, toward)
-    q = _dot(np.cross(axis, start), toward)
-    radius = np.hypot(p, q)
-    ratio = (cosine - along * _dot(axis, toward)) / np.where(radius > 0, radius, 1.0)
-    reachable = np.abs(ratio) <= 1.0
-    spread = np.arccos(np.clip(ratio, -1.0, 1.0))
-    middle = np.arctan2(q, p)
-    return middle + spread, middle - spread, reachable
-
-
 def _angle_about(axis: FloatArray, start: FloatArray, toward: FloatArray) -> FloatArray:
     """The angle about unit ``axis`` that turns ``start`` nearest to ``toward`` (per frame)."""
-    start = start - _dot(start, axis)[..., None] * axis
-    toward = toward - _dot(toward, axis)[..., None] * axis
-    return np.arctan2(_dot(axis, np.cross(start, toward)), _dot(start, toward))
+    start = start - dot(start, axis)[..., None] * axis
+    toward = toward - dot(toward, axis)[..., None] * axis
+    return np.arctan2(dot(axis, np.cross(start, toward)), dot(start, toward))
 
 
 def _held(layout: tuple[str, ...], local: FloatArray, bone: FloatArray | None) -> FloatArray:
@@ -576,20 +654,46 @@ def _held(layout: tuple[str, ...], local: FloatArray, bone: FloatArray | None) -
             first, second = axes
             spun = np.broadcast_to(direction, (frames, 3))
             for inner in _angles_to_reach(np.broadcast_to(second, (frames, 3)), spun,
-                                          np.broadcast_to(first, (frames, 3)), _dot(goal, first))[:2]:
+                                          np.broadcast_to(first, (frames, 3)), dot(goal, first))[:2]:
                 inner_turn = axis_matrices(order[1], inner)
                 outer = _angle_about(np.broadcast_to(first, (frames, 3)), inner_turn @ direction, goal)
                 candidates.append(axis_matrices(order[0], outer) @ inner_turn)
         stacked = np.stack(candidates)
         miss = np.linalg.norm(stacked @ direction - goal, axis=-1)
-        return stacked[_best(miss, np.abs(stacked - local).max(axis=(-2, -1))), np.arange(frames)]
+        return stacked[_best(miss, np.abs(stacked - local).max(axis=(-2, -1)), stacked), np.arange(frames)]
     return candidates[0]
 
 
-def _best(miss: FloatArray, distance: FloatArray) -> FloatArray:
-    """Per frame, the candidate (first axis) with the smallest ``distance`` among those whose ``miss`` is
-    within 1e-9 of the smallest (distances that grow linearly with an angle, so near ties still decide)."""
-    return np.argmin(np.where(miss <= miss.min(axis=0) + 1e-9, distance, np.inf), axis=0)
+def _best(miss: FloatArray, distance: FloatArray, candidates: FloatArray) -> FloatArray:
+    """Per frame, the candidate (first axis of ``candidates`` ``(K, F, 3, 3)``) to hold.
+
+    The smallest ``miss + TURN_COST * distance`` (both growing linearly with an
+    angle): a hinge reaches exactly unless that takes a turn far larger than
+    the miss (a limb almost straight and bent sideways, where exact solutions
+    spin the bone from frame to frame), and never misses by ``LARGEST_MISS``
+    more than the best.  Where that choice jumps between frames, the
+    candidate nearest the previous frame's is kept instead while it costs at
+    most ``JUMP_SLACK`` more (two mirror solutions of a two-axis joint trading
+    places): solutions continuous in time.
+    """
+    cost = miss + TURN_COST * distance + np.where(miss > miss.min(axis=0) + LARGEST_MISS, np.inf, 0.0)
+    choice = np.argmin(cost + 1e-9 * (miss > miss.min(axis=0) + 1e-9), axis=0)
+    frames = np.arange(len(choice))
+    usable = cost <= cost.min(axis=0) + JUMP_SLACK
+    chosen = candidates[choice, frames]
+    steps = np.abs(chosen[1:] - chosen[:-1]).max(axis=(-2, -1))
+    settled = 0
+    for start in np.flatnonzero(steps > JUMP) + 1:
+        frame = max(int(start), settled)
+        while frame < len(choice):
+            gap = np.abs(candidates[:, frame] - candidates[choice[frame - 1], frame - 1]).max(axis=(-2, -1))
+            nearest = int(np.argmin(np.where(usable[:, frame], gap, np.inf)))
+            if nearest == choice[frame]:
+                break
+            choice[frame] = nearest
+            frame += 1
+        settled = frame + 1
+    return choice
 
 
 def _twist_for_hinge(parent_world: FloatArray, skeleton: Skeleton, target: Figure, hinge: int,
@@ -608,24 +712,25 @@ def _twist_for_hinge(parent_world: FloatArray, skeleton: Skeleton, target: Figur
     if not np.linalg.norm(offset) > 0:
         return parent_world
     hinge_axis = np.eye(3)["XYZ".index(order_of(skeleton.channels[hinge]))]
-    spin_axis = _unit(parent_world @ offset)
+    spin_axis = unit(parent_world @ offset)
     current = parent_world @ (skeleton.rest_rotations[hinge] @ hinge_axis)
     wanted_axis = hinge_wanted @ hinge_axis
-    goal = _unit(hinge_wanted @ hinge_bone)
+    goal = unit(hinge_wanted @ hinge_bone)
     keep = float(hinge_axis @ hinge_bone / np.linalg.norm(hinge_bone))
     one, other, reachable = _angles_to_reach(spin_axis, current, goal, keep)
     nearest = _angle_about(spin_axis, current, wanted_axis)  # any turn reaches: the bones lie in one line
     turns = np.stack([np.broadcast_to(np.eye(3), parent_world.shape)] + [
         _rotations_about(spin_axis, np.where(reachable, angle, nearest)) for angle in (one, other)])
     axes = (turns @ current[..., None])[..., 0]
-    choice = _best(np.abs(_dot(axes, goal) - keep), np.linalg.norm(axes - wanted_axis, axis=-1))
+    choice = _best(np.abs(dot(axes, goal) - keep), np.linalg.norm(axes - wanted_axis, axis=-1), turns)
     return turns[choice, np.arange(len(choice))] @ parent_world
 
 
-def _placed(motion: SparsePose, source: Figure, target: Figure, world: Callable[[int], FloatArray],
+def _placed(reading: _Source, source: Figure, target: Figure, world: Callable[[int], FloatArray],
             pairs: dict[int, int], root: str) -> dict[int, FloatArray]:
     """Local translations ``(F, 3)`` of the joints that carry the hips (and paired joints above them)
-    to where the source's are, in the target's world axes, scaled by the leg ratio (``root="scale"``).
+    to where the source's are, in the target's world axes, scaled by the leg ratio (``root="scale"``);
+    ``world`` gives the target's world rotations.
 
     Each such joint moves itself if it has translation channels, else its nearest
     ancestor that does; every other joint keeps its reference translation.
@@ -634,13 +739,13 @@ def _placed(motion: SparsePose, source: Figure, target: Figure, world: Callable[
     parents = skeleton.parents
     hips = target.canonical["hips"]
     path = skeleton.chain(hips)
-    local = {j: place_translation(skeleton, j, target.translations[j][None]) for j in path}
+    local = {j: target.translations[j][None] for j in path}
     grown = np.cumprod(target.scales[path])  # the world scale along the path
     positions: dict[int, FloatArray] = {}
     for step, joint in enumerate(path):
         parent = parents[joint]
         positions[joint] = local[joint] if parent < 0 else positions[parent] + grown[step - 1] * (
-            world(parent) @ local[joint][..., None])[..., 0]
+            rotations.quaternion_rotate(world(parent), local[joint]))
     to_target = target.world.T @ source.world * (target.leg / source.leg if root == "scale" else 1.0)
     driven = [j for j in path if j in pairs]
     moves = [any(c in TRANSLATION_CHANNELS for c in layout) for layout in skeleton.channels]
@@ -650,10 +755,10 @@ def _placed(motion: SparsePose, source: Figure, target: Figure, world: Callable[
         carrier = next((j for j in candidates if moves[j] and j not in carried), None)
         if carrier is None:
             continue
-        shift = motion.position(pairs[joint]) @ to_target.T - positions[joint]
+        shift = reading.world(pairs[joint])[1] @ to_target.T - positions[joint]
         parent = parents[carrier]
-        carried[carrier] = local[carrier] + (shift if parent < 0 else (
-            np.swapaxes(world(parent), -1, -2) @ shift[..., None])[..., 0] / grown[path.index(parent)])
+        carried[carrier] = local[carrier] + (shift if parent < 0 else rotations.quaternion_rotate(
+            rotations.quaternion_conjugate(world(parent)), shift) / grown[path.index(parent)])
         for below in path[path.index(carrier):]:
             positions[below] = positions[below] + shift
     return carried

@@ -19,6 +19,9 @@ from .model import LENGTH_CHANNEL, TRANSLATION_CHANNELS, Clip
 UNITS_IN_METRES = {"mm": 0.001, "cm": 0.01, "dm": 0.1, "m": 1.0, "km": 1000.0, "in": 0.0254, "inch": 0.0254,
                    "inches": 0.0254, "ft": 0.3048, "feet": 0.3048, "foot": 0.3048}
 SHORT_NAMES = ("mm", "cm", "dm", "m", "km", "in", "ft")
+# The units a user picks from (the importers' and exporters' Unit, the command line's --unit), in the order
+# offered, with their names.
+UNIT_CHOICES = {"m": "metres", "cm": "centimetres", "mm": "millimetres", "in": "inches", "ft": "feet"}
 
 
 def unit_name(unit_in_metres: float | None) -> str | None:

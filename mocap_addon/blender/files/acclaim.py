@@ -12,10 +12,10 @@ from .base import MocapExportBase, MocapImportBase
 
 if TYPE_CHECKING:
     from ...core import Clip
-    from .importer import ImportResult
+    from ..clip_to_armature import ImportResult
 
 
-class IMPORT_ANIM_OT_mocap_amc(bpy.types.Operator, MocapImportBase):
+class IMPORT_ANIM_OT_mocap_amc(MocapImportBase):
     """Import Acclaim ASF/AMC motion capture (an .amc with its .asf, or an .asf alone for the skeleton)"""
 
     bl_idname = "import_anim.mocap_amc"
@@ -64,7 +64,7 @@ class IMPORT_ANIM_OT_mocap_amc(bpy.types.Operator, MocapImportBase):
         return [f"limits of {', '.join(skipped)} not along the bone's axes: no constraint"] if skipped else []
 
 
-class EXPORT_ANIM_OT_mocap_amc(bpy.types.Operator, MocapExportBase):
+class EXPORT_ANIM_OT_mocap_amc(MocapExportBase):
     """Export the active armature's action as Acclaim AMC with its ASF skeleton"""
 
     bl_idname = "export_anim.mocap_amc"

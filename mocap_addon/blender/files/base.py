@@ -9,27 +9,34 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import bpy
-import numpy as np
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
-from bpy_extras.io_utils import ExportHelper, ImportHelper, axis_conversion
+
+from ..conversion import DEFAULT_AXES, UNIT_ITEMS, conversion_matrix
 
 if TYPE_CHECKING:
+    from bpy.stub_internal.rna_enums import OperatorReturnItems
+
     from ...core import Clip
-    from .importer import ImportResult
+    from ..clip_to_armature import ImportResult
+
+    class ImportHelper:
+        """bpy_extras' file-browser mixin as it works (its stubs give it no file path and no return values)."""
+
+        filepath: str
+        filename_ext: str
+
+        def invoke_popup(self, context: bpy.types.Context, confirm_text: str = "") -> set[OperatorReturnItems]: ...
+
+    class ExportHelper:
+        """bpy_extras' file-browser mixin for exports, as it works."""
+
+        filepath: str
+        filename_ext: str
+else:
+    from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 AXES = [(a, a, "") for a in ("X", "Y", "Z", "-X", "-Y", "-Z")]
-UNIT_ITEMS = [
-    ("AUTO", "From File", "The file's own unit where it states one, else 1 file unit = 1 Blender unit"),
-    ("M", "Metres", "One file unit is a metre"),
-    ("CM", "Centimetres", "One file unit is a centimetre"),
-    ("MM", "Millimetres", "One file unit is a millimetre"),
-    ("IN", "Inches", "One file unit is an inch"),
-    ("FT", "Feet", "One file unit is a foot"),
-]
-
-
-def conversion_matrix(forward: str, up: str) -> np.ndarray:
-    return np.array(axis_conversion(from_forward=forward, from_up=up).to_3x3())
+FORWARD, UP = DEFAULT_AXES
 
 
 def file_axes(forward: str, up: str, file_up: str) -> tuple[str, str]:
@@ -57,21 +64,20 @@ def _progress(window_manager: bpy.types.WindowManager, done: int, share: float) 
     window_manager.progress_update(done + share)
 
 
-class MocapImportBase(ImportHelper):
+class MocapImportBase(bpy.types.Operator, ImportHelper):
     """Options and the import loop every format shares; subclasses name the format."""
 
     format_label: ClassVar[str] = ""
     format_options: ClassVar[tuple[str, ...]] = ()  # the format's own properties, drawn after the shared ones
     extensions: ClassVar[tuple[str, ...]] = ()  # what core.formats.format_of says this format's reader takes
-    bl_idname: ClassVar[str]
 
     files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
     directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
     scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0,
                          description="Multiply every length by this, after the unit")
     unit: EnumProperty(name="Unit", items=UNIT_ITEMS, default="AUTO", description="Length of one file unit")
-    axis_forward: EnumProperty(name="Forward", items=AXES, default="-Z")
-    axis_up: EnumProperty(name="Up", items=AXES, default="Y")
+    axis_forward: EnumProperty(name="Forward", items=AXES, default=FORWARD)
+    axis_up: EnumProperty(name="Up", items=AXES, default=UP)
     frame_start: IntProperty(name="Start Frame", default=1, description="Frame of the clip's first sample")
     fps_mode: EnumProperty(
         name="Frame Rate", default="KEYS",
@@ -113,6 +119,12 @@ class MocapImportBase(ImportHelper):
         """Format-specific finishing touches on the new armature; returns warnings."""
         return []
 
+    @staticmethod
+    def readers() -> list[type[MocapImportBase]]:
+        """Every format's import operator (each subclasses this base): a selection of mixed formats
+        reads each file with its own format's reader."""
+        return MocapImportBase.__subclasses__()
+
     def paths(self) -> list[str]:
         """The chosen files: every named entry of ``files``, else ``filepath`` unless it is a folder."""
         if self.directory and any(f.name for f in self.files):
@@ -126,6 +138,7 @@ class MocapImportBase(ImportHelper):
 
     def draw(self, context: bpy.types.Context) -> None:
         layout = self.layout
+        assert layout is not None, "drawn in a layout"
         layout.use_property_split = True
         for name in ("unit", "scale", "axis_forward", "axis_up", "use_file_up_axis", "frame_start", "fps_mode",
                      "update_scene_range", "rotation_mode", "reduce_keys", "reduce_tolerance", *self.format_options):
@@ -133,24 +146,24 @@ class MocapImportBase(ImportHelper):
             row.active = name != "reduce_tolerance" or self.reduce_keys
             row.prop(self, name)
 
-    def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
+    def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[OperatorReturnItems]:
         if self.directory and self.files and hasattr(self, "invoke_popup"):
             return self.invoke_popup(context)  # dropped on the viewport
         return super().invoke(context, event)
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core import MocapFormatError, load
         from ...core.formats import FORMATS as CORE_FORMATS
         from ...core.formats import files_to_read, format_of
-        from . import FORMATS
-        from .importer import ImportSettings, import_clip
+        from ..clip_to_armature import ImportSettings, import_clip
 
         jobs = files_to_read(self.paths())
         if not jobs:
             where = f" in {self.directory}" if self.directory else ""
             self.report({"ERROR"}, f"{self.format_label} import: no file selected{where}")
             return {"CANCELLED"}
-        window_manager = context.window_manager
+        window_manager, view_layer = context.window_manager, context.view_layer
+        assert window_manager is not None and view_layer is not None, "run in a window with a scene"
         window_manager.progress_begin(0, len(jobs))
         imported, failed = [], 0
         try:
@@ -158,7 +171,7 @@ class MocapImportBase(ImportHelper):
                 reader: type[MocapImportBase] = type(self)
                 try:
                     extension = format_of(path)
-                    reader = next((r for r, _ in FORMATS if extension in r.extensions), reader)
+                    reader = next((r for r in self.readers() if extension in r.extensions), reader)
                     values = self.option_values(reader)
                     options = reader.load_options(values, path)
                     if skeleton is not None:
@@ -180,31 +193,32 @@ class MocapImportBase(ImportHelper):
                 imported.append(result.obj)
                 for warning in reader.after_import(values, clip, result) + clip.metadata.get("warnings", []):
                     self.report({"WARNING"}, f"{os.path.basename(path)}: {warning}")
+                for note in clip.metadata.get("notes", []):
+                    self.report({"INFO"}, f"{os.path.basename(path)}: {note}")
                 self.report({"INFO"}, f"Imported {result.summary()}")
         finally:
             window_manager.progress_end()
         if imported:
-            for obj in context.view_layer.objects.selected:
+            for obj in view_layer.objects.selected:
                 obj.select_set(False)
             for obj in imported:
                 obj.select_set(True)
-            context.view_layer.objects.active = imported[-1]
+            view_layer.objects.active = imported[-1]
         return {"FINISHED"} if imported or not failed else {"CANCELLED"}
 
 
-class MocapExportBase(ExportHelper):
+class MocapExportBase(bpy.types.Operator, ExportHelper):
     """Options and the export every format shares; subclasses name the format."""
 
     format_label: ClassVar[str] = ""
-    bl_idname: ClassVar[str]
 
     scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6,
                          description="Divide every length by this, then by the unit "
                                      "(From File already undoes the import's Scale)")
     unit: EnumProperty(name="Unit", items=UNIT_ITEMS, default="AUTO",
                        description="Length of one file unit (From File: undo the import's scale)")
-    axis_forward: EnumProperty(name="Forward", items=AXES, default="-Z")
-    axis_up: EnumProperty(name="Up", items=AXES, default="Y")
+    axis_forward: EnumProperty(name="Forward", items=AXES, default=FORWARD)
+    axis_up: EnumProperty(name="Up", items=AXES, default=UP)
     use_action_range: BoolProperty(name="Action's Frame Range", default=True,
                                    description="Export the action's frame range, else the scene's")
     precision: IntProperty(name="Decimals", default=6, min=1, max=12, description="Decimals written per value")
@@ -255,19 +269,20 @@ class MocapExportBase(ExportHelper):
             active = context.active_object
             return [(active, path)] if active is not None and active.type == "ARMATURE" else []
         source = bpy.data.collections.get(self.collection)
-        armatures = sorted((o for o in source.all_objects if o.type == "ARMATURE"), key=lambda o: o.name) \
-            if source is not None else []
+        armatures: list[bpy.types.Object] = sorted(
+            (o for o in source.all_objects if o.type == "ARMATURE"), key=lambda o: o.name) if source is not None else []
         if len(armatures) == 1:
             return [(armatures[0], path)]
         stem, extension = os.path.splitext(path)
         return [(obj, f"{stem}_{bpy.path.clean_name(obj.name)}{extension}") for obj in armatures]
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core import save
         from ...core.formats import unit_note
-        from .exporter import ExportSettings, export_clip
+        from ..armature_to_clip import ExportSettings, export_clip
 
         scene = context.scene
+        assert scene is not None, "run with a scene"
         settings = ExportSettings(conversion_matrix(self.axis_forward, self.axis_up), self.scale, self.unit,
                                   None if self.use_action_range else scene.frame_start,
                                   None if self.use_action_range else scene.frame_end, self.rotation_order,

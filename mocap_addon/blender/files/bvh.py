@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import bpy
 from bpy.props import BoolProperty, EnumProperty, StringProperty
 
 from .base import MocapExportBase, MocapImportBase
 
 
-class IMPORT_ANIM_OT_mocap_bvh(bpy.types.Operator, MocapImportBase):
+class IMPORT_ANIM_OT_mocap_bvh(MocapImportBase):
     """Import BVH motion capture as armatures with actions"""
 
     bl_idname = "import_anim.mocap_bvh"
@@ -37,7 +36,7 @@ class IMPORT_ANIM_OT_mocap_bvh(bpy.types.Operator, MocapImportBase):
         return {"position_mode": values["position_mode"], "strict": not values["lenient"]}
 
 
-class EXPORT_ANIM_OT_mocap_bvh(bpy.types.Operator, MocapExportBase):
+class EXPORT_ANIM_OT_mocap_bvh(MocapExportBase):
     """Export the active armature's action as BVH"""
 
     bl_idname = "export_anim.mocap_bvh"

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Literal
 
 import bpy
 import numpy as np
 
 from ...core import Clip
+from ..armature import pose_bones
 
 _ALIGNED = 0.999
 
@@ -30,9 +32,10 @@ def add_limit_constraints(obj: bpy.types.Object, clip: Clip, orientations: np.nd
     limits = clip.metadata.get("asf", {}).get("limits", {})
     dofs = clip.metadata.get("asf", {}).get("dof", {})
     skipped = []
+    bones = pose_bones(obj)
     for joint, name in enumerate(clip.skeleton.names):
         bounds = limits.get(name)
-        if not bounds or name not in obj.pose.bones:
+        if not bounds or name not in bones:
             continue
         # Columns: the ASF frame's axes in armature space; rows of the map: the bone's local axes.
         mapping = np.linalg.inv(orientations[joint]) @ joint_axes[joint]
@@ -54,13 +57,13 @@ def add_limit_constraints(obj: bpy.types.Object, clip: Clip, orientations: np.nd
             (rotation if token[0] == "r" else location)[axis] = (low, high)
         if unmapped:
             skipped.append(name)
-        _limit(obj.pose.bones[name], "LIMIT_ROTATION", rotation, math.radians, enforce)
-        _limit(obj.pose.bones[name], "LIMIT_LOCATION", location, lambda v: v * scale, enforce)
+        _limit(bones[name], "LIMIT_ROTATION", rotation, math.radians, enforce)
+        _limit(bones[name], "LIMIT_LOCATION", location, lambda v: v * scale, enforce)
     return skipped
 
 
-def _limit(pose_bone: bpy.types.PoseBone, kind: str, bounds: dict[int, tuple[float, float]],
-           convert: Callable[[float], float], enforce: bool) -> None:
+def _limit(pose_bone: bpy.types.PoseBone, kind: Literal["LIMIT_ROTATION", "LIMIT_LOCATION"],
+           bounds: dict[int, tuple[float, float]], convert: Callable[[float], float], enforce: bool) -> None:
     finite = {axis: pair for axis, pair in bounds.items() if all(math.isfinite(v) for v in pair)}
     if not finite:
         return

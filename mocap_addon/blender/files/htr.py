@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import bpy
 from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
 from .base import MocapExportBase, MocapImportBase
@@ -13,11 +12,13 @@ from .base import MocapExportBase, MocapImportBase
 ORDER_ITEMS = [("listed", "As Listed", "EulerRotationOrder ZYX means Rz·Ry·Rx (what real files show)"),
                ("reversed", "Reversed", "EulerRotationOrder ZYX means Rx·Ry·Rz")]
 TRANSLATION_ITEMS = [("rotated", "Base-Rotated", "Frame translations are turned by the base rotation "
-                                                 "(what real files show)"),
+                                                 "(MACFileLib exports)"),
                      ("parent", "Parent Frame", "Frame translations add to the base translation (format notes)")]
+READING_ITEMS = [("evidence", "By Evidence", "Read both ways; keep the reading under which planted feet slide "
+                                             "least (the format notes' where they tie)"), *TRANSLATION_ITEMS]
 
 
-class IMPORT_ANIM_OT_mocap_htr(bpy.types.Operator, MocapImportBase):
+class IMPORT_ANIM_OT_mocap_htr(MocapImportBase):
     """Import Motion Analysis HTR motion capture as armatures with actions"""
 
     bl_idname = "import_anim.mocap_htr"
@@ -28,7 +29,7 @@ class IMPORT_ANIM_OT_mocap_htr(bpy.types.Operator, MocapImportBase):
     extensions = (".htr",)
     filter_glob: StringProperty(default="*.htr;*.HTR", options={"HIDDEN"})
     order_reading: EnumProperty(name="Rotation Order", items=ORDER_ITEMS, default="listed")
-    translation: EnumProperty(name="Frame Translation", items=TRANSLATION_ITEMS, default="rotated")
+    translation: EnumProperty(name="Frame Translation", items=READING_ITEMS, default="evidence")
     split_takes: BoolProperty(name="One Action per Take", default=False,
                               description="A file holding several takes (block sets numbered afresh) becomes one "
                                           "action per take; else one action, with a timeline marker per take")
@@ -39,7 +40,7 @@ class IMPORT_ANIM_OT_mocap_htr(bpy.types.Operator, MocapImportBase):
         return {"order_reading": values["order_reading"], "translation": values["translation"]}
 
 
-class EXPORT_ANIM_OT_mocap_htr(bpy.types.Operator, MocapExportBase):
+class EXPORT_ANIM_OT_mocap_htr(MocapExportBase):
     """Export the active armature's action as Motion Analysis HTR"""
 
     bl_idname = "export_anim.mocap_htr"
@@ -50,7 +51,7 @@ class EXPORT_ANIM_OT_mocap_htr(bpy.types.Operator, MocapExportBase):
     filter_glob: StringProperty(default="*.htr;*.HTR", options={"HIDDEN"})
     precision: IntProperty(name="Decimals", default=8, min=1, max=12, description="Decimals written per value")
     order_reading: EnumProperty(name="Rotation Order", items=ORDER_ITEMS, default="listed")
-    translation: EnumProperty(name="Frame Translation", items=TRANSLATION_ITEMS, default="rotated")
+    translation: EnumProperty(name="Frame Translation", items=TRANSLATION_ITEMS, default="parent")
 
     def save_options(self) -> dict:
         return {**super().save_options(), "order_reading": self.order_reading, "translation": self.translation}

@@ -13,8 +13,7 @@ failure leaves ``bpy.data`` as it was.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,23 +21,28 @@ import bpy
 import numpy as np
 from bpy.props import EnumProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
 
+from ...core.blend import ALIGN_MODES, ROOT_MODES
 from ..animation import curves_by_path, sample_fcurve
-from ..compat import assign_action
-from ..files.importer import nothing_left_behind
+from ..armature import armature_data, armature_named, pose_bones
+from ..choices import enum_items
+from ..compat import add_properties, assign_action, remove_properties, run_time_property
+from ..rollback import nothing_left_behind
 
 if TYPE_CHECKING:
-    from ...core import Clip
-    from ...core.blend import Posed
+    from bpy.stub_internal.rna_enums import OperatorReturnItems
+
+    from ...core import Pose
 
 MIX_PATH = "mocap_blend.mix"
-ALIGN_ITEMS = [("NONE", "Frame by Frame", "B's frame f + offset pairs with A's frame f (in time)"),
-               ("SCALE", "Stretch", "B, from the offset on, stretched over A's length"),
-               ("DTW", "Time Warp", "B warped onto A by dynamic time warping on their poses")]
-ROOT_ITEMS = [("BLEND", "Blend", "The root's path and turn are blended like any joint"),
-              ("A", "From A", "A's path and heading, the root's tilt blended"),
-              ("B", "From B", "B's path and heading, the root's tilt blended"),
-              ("HEADING", "Match Heading", "B's path turned and moved to start where A's starts, then blended")]
-SETTINGS = ("clip_a", "clip_b", "mix", "offset", "align", "root", "mask")
+ALIGN_ITEMS = enum_items(ALIGN_MODES, {
+    "none": ("Frame by Frame", "B's frame f + offset pairs with A's frame f (in time)"),
+    "scale": ("Stretch", "B, from the offset on, stretched over A's length"),
+    "dtw": ("Time Warp", "B warped onto A by dynamic time warping on their poses")}, upper=True)
+ROOT_ITEMS = enum_items(ROOT_MODES, {
+    "blend": ("Blend", "The root's path and turn are blended like any joint"),
+    "a": ("From A", "A's path and heading, the root's tilt blended"),
+    "b": ("From B", "B's path and heading, the root's tilt blended"),
+    "heading": ("Match Heading", "B's path turned and moved to start where A's starts, then blended")}, upper=True)
 _MASK_ITEMS: list[tuple[str, str, str]] = []  # Blender needs the item strings kept alive
 
 
@@ -61,19 +65,27 @@ def _is_empty(self: Any, obj: bpy.types.Object) -> bool:
     return obj.type == "EMPTY"
 
 
-class MocapBlendSettings(bpy.types.PropertyGroup):
-    """What a blend is made of: on the scene (the panel's inputs) and on each result's armature data."""
+class _BlendOptions:
+    """How A and B are blended, besides which they are: the blend operator's and :class:`MocapBlendSettings`'."""
 
-    clip_a: PointerProperty(type=bpy.types.Object, name="A", poll=_is_armature,
-                            description="Armature whose action is mix 0 (the result is on its rig and frames)")
-    clip_b: PointerProperty(type=bpy.types.Object, name="B", poll=_is_armature,
-                            description="Armature whose action is mix 1")
     mix: FloatProperty(name="Mix", default=0.5, soft_min=0.0, soft_max=1.0,
                        description="0 is A, 1 is B; key it over time for a mix profile")
     offset: IntProperty(name="Offset", default=0, description="B's frame f + offset pairs with A's frame f")
     align: EnumProperty(name="Alignment", items=ALIGN_ITEMS, default="NONE")
     root: EnumProperty(name="Root", items=ROOT_ITEMS, default="BLEND")
     mask: EnumProperty(name="Mask", items=_mask_items, description="Joints that take the mix (the rest stay A's)")
+
+
+OPTIONS = tuple(_BlendOptions.__annotations__)  # mix, offset, align, root, mask
+
+
+class MocapBlendSettings(_BlendOptions, bpy.types.PropertyGroup):
+    """What a blend is made of: on the scene (the panel's inputs) and on each result's armature data."""
+
+    clip_a: PointerProperty(type=bpy.types.Object, name="A", poll=_is_armature,
+                            description="Armature whose action is mix 0 (the result is on its rig and frames)")
+    clip_b: PointerProperty(type=bpy.types.Object, name="B", poll=_is_armature,
+                            description="Armature whose action is mix 1")
 
 
 class MocapBlendTools(bpy.types.PropertyGroup):
@@ -85,66 +97,59 @@ class MocapBlendTools(bpy.types.PropertyGroup):
                             description="Empty the bone should meet (none: the 3D cursor)")
 
 
-@dataclass
-class BlendInputs:
-    """A blend's settings as plain values (the operator's), shaped like :class:`MocapBlendSettings`."""
-
-    clip_a: bpy.types.Object
-    clip_b: bpy.types.Object
-    mix: float
-    offset: int
-    align: str
-    root: str
-    mask: str
+def blend_settings(owner: bpy.types.Scene | bpy.types.Object) -> MocapBlendSettings:
+    """The blend settings of a scene (the panel's inputs) or of a blend result's armature (what made it)."""
+    holder = owner if isinstance(owner, bpy.types.Scene) else armature_data(owner)
+    settings: MocapBlendSettings = run_time_property(holder, "mocap_blend")
+    return settings
 
 
 def blend_result(obj: bpy.types.Object | None) -> bpy.types.Object | None:
     """``obj`` if it is an armature made by ``mocap.blend`` whose clips still exist."""
     if obj is None or obj.type != "ARMATURE":
         return None
-    settings = obj.data.mocap_blend
+    settings = blend_settings(obj)
     return obj if settings.clip_a is not None and settings.clip_b is not None else None
 
 
 def _mix_profile(result: bpy.types.Object | None, frames: np.ndarray, mix: float) -> np.ndarray | float:
     """The keyed mix of an existing result at ``frames``, else ``mix``."""
-    data = result.data if result is not None else None
+    data = armature_data(result) if result is not None else None
     action = data.animation_data.action if data is not None and data.animation_data else None
-    if action is None:
+    if data is None or action is None:
         return mix
     curve = curves_by_path(data, action).get((MIX_PATH, 0))
     return mix if curve is None else sample_fcurve(curve, frames)
 
 
 def _first_frame(obj: bpy.types.Object) -> int:
-    return round(obj.animation_data.action.frame_range[0])
+    action = obj.animation_data.action if obj.animation_data else None
+    if action is None:
+        raise ValueError(f"{obj.name} has no action")
+    return round(action.frame_range[0])
 
 
 @dataclass
 class _Prepared:
     """What the core needs for a blend: A's motion, B's on A's skeleton, and the keyword options."""
 
-    a: Posed
-    b: Posed | Clip
+    a: Pose
+    b: Pose
     options: dict[str, Any]
 
 
-def _prepare(settings: Any) -> _Prepared:
-    """Read A and B as local poses (quaternion keys stay quaternions); B on another skeleton is read as a
-    clip and retargeted onto A's, and a mask preset goes onto A's joints, through the armatures'
-    stored bone mappings (hand edits included)."""
+def _prepare(clip_a: bpy.types.Object, clip_b: bpy.types.Object, settings: _BlendOptions) -> _Prepared:
+    """Read A and B as local poses (quaternion keys stay quaternions); B on another skeleton is
+    retargeted onto A's, and a mask preset goes onto A's joints, through the armatures' stored bone
+    mappings (hand edits included)."""
     from ...core.blend import mask_presets, onto, preset_weights
-    from ..motion import armature_clip, armature_pose, armature_skeleton
-    from .mapping import armature_mapping
+    from ...core.pose import as_pose
+    from ..bone_mapping import armature_mapping
+    from ..motion import armature_pose
 
-    a = armature_pose(settings.clip_a)
-    other = armature_skeleton(settings.clip_b)
-    mapping_a = armature_mapping(settings.clip_a)
-    if other.same_joints(a.skeleton):
-        b: Posed | Clip = armature_pose(settings.clip_b)
-    else:
-        b = onto(a, armature_clip(settings.clip_b), mapping=armature_mapping(settings.clip_b),
-                 target_mapping=mapping_a)
+    a = armature_pose(clip_a)
+    mapping_a = armature_mapping(clip_a)
+    b = as_pose(onto(a, armature_pose(clip_b), mapping=armature_mapping(clip_b), target_mapping=mapping_a))
     mask = None
     if settings.mask != "NONE":
         joints = mask_presets()[settings.mask.lower()]["joints"]
@@ -154,39 +159,42 @@ def _prepare(settings: Any) -> _Prepared:
     return _Prepared(a, b, options)
 
 
-def bake(context: bpy.types.Context, settings: Any, result: bpy.types.Object | None,
+def bake(context: bpy.types.Context, clip_a: bpy.types.Object, clip_b: bpy.types.Object,
+         settings: _BlendOptions, result: bpy.types.Object | None,
          prepared: _Prepared | None = None) -> bpy.types.Object:
-    """Blend ``settings``' clips (read from A and B unless given) onto ``result`` (made as a copy of
-    A's rig when ``None``) and record ``settings`` on it; returns it.
+    """Blend ``clip_a`` and ``clip_b``'s actions (read from them unless ``prepared``) with ``settings``
+    onto ``result`` (made as a copy of A's rig when ``None``) and record what it is made of on it; returns it.
 
     The mix is the result's keyed profile where it has one.
     """
-    from ...core.blend import Posed, blend_pose
+    from ...core.blend import blend
     from ..motion import write_pose
 
-    prepared = _prepare(settings) if prepared is None else prepared
+    prepared = _prepare(clip_a, clip_b, settings) if prepared is None else prepared
     a = prepared.a
-    first = _first_frame(settings.clip_a)
+    first = _first_frame(clip_a)
     frames = first + np.arange(a.frame_count, dtype=np.float64)
-    mixed = Posed(a.skeleton, blend_pose(a, prepared.b, _mix_profile(result, frames, settings.mix),
-                                         **prepared.options), a.frame_time, a.up_axis)
+    mixed = blend(a, prepared.b, _mix_profile(result, frames, settings.mix), **prepared.options)
     old = result.animation_data.action if result is not None and result.animation_data else None
     try:
         with nothing_left_behind():
             if result is None:
-                source = settings.clip_a
-                result = source.copy()
-                result.name = f"{source.name}_blend"
-                result.data = source.data.copy()
-                result.data.animation_data_clear()
+                result = clip_a.copy()
+                result.name = f"{clip_a.name}_blend"
+                data = armature_data(clip_a).copy()
+                data.animation_data_clear()
+                result.data = data
+                assert context.collection is not None, "a collection to add the result to"
                 context.collection.objects.link(result)
             action = write_pose(result, mixed, name=result.name, frame_start=first)
     except BaseException:
         if old is not None and result is not None and result.name in bpy.data.objects:
             assign_action(result, old)
         raise
-    for name in SETTINGS:
-        setattr(result.data.mocap_blend, name, getattr(settings, name))
+    made = blend_settings(result)
+    made.clip_a, made.clip_b = clip_a, clip_b
+    for name in OPTIONS:
+        setattr(made, name, getattr(settings, name))
     if old is not None and old.users == 0:
         bpy.data.actions.remove(old)
         action.name = result.name
@@ -194,10 +202,12 @@ def bake(context: bpy.types.Context, settings: Any, result: bpy.types.Object | N
 
 
 def _make_active(context: bpy.types.Context, obj: bpy.types.Object) -> None:
-    for other in context.view_layer.objects.selected:
+    view_layer = context.view_layer
+    assert view_layer is not None, "run with a view layer"
+    for other in view_layer.objects.selected:
         other.select_set(False)
     obj.select_set(True)
-    context.view_layer.objects.active = obj
+    view_layer.objects.active = obj
 
 
 def clip_to_world(obj: bpy.types.Object) -> np.ndarray:
@@ -210,7 +220,7 @@ def clip_to_world(obj: bpy.types.Object) -> np.ndarray:
     return np.array(obj.matrix_world) @ local
 
 
-class MOCAP_OT_blend(bpy.types.Operator):
+class MOCAP_OT_blend(_BlendOptions, bpy.types.Operator):
     """Blend two armatures' actions into <A>_blend (made, or updated following its keyed mix)"""
 
     bl_idname = "mocap.blend"
@@ -219,24 +229,18 @@ class MOCAP_OT_blend(bpy.types.Operator):
 
     clip_a: StringProperty(name="A", description="Armature whose action is mix 0")
     clip_b: StringProperty(name="B", description="Armature whose action is mix 1")
-    mix: FloatProperty(name="Mix", default=0.5, soft_min=0.0, soft_max=1.0)
-    offset: IntProperty(name="Offset", default=0)
-    align: EnumProperty(name="Alignment", items=ALIGN_ITEMS, default="NONE")
-    root: EnumProperty(name="Root", items=ROOT_ITEMS, default="BLEND")
-    mask: EnumProperty(name="Mask", items=_mask_items)
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         started = time.perf_counter()
-        objects = [bpy.data.objects.get(name) for name in (self.clip_a, self.clip_b)]
-        for name, obj in zip((self.clip_a, self.clip_b), objects):
-            if obj is None or obj.type != "ARMATURE":
-                self.report({"ERROR"}, f"Blend failed: no armature called {name!r}")
-                return {"CANCELLED"}
-        existing = blend_result(bpy.data.objects.get(f"{self.clip_a}_blend"))
-        result = existing if existing is not None and existing.data.mocap_blend.clip_a == objects[0] else None
-        inputs = BlendInputs(objects[0], objects[1], self.mix, self.offset, self.align, self.root, self.mask)
+        clip_a, clip_b = armature_named(self.clip_a), armature_named(self.clip_b)
+        if clip_a is None or clip_b is None:
+            missing = self.clip_a if clip_a is None else self.clip_b
+            self.report({"ERROR"}, f"Blend failed: no armature called {missing!r}")
+            return {"CANCELLED"}
+        existing = blend_result(armature_named(f"{self.clip_a}_blend"))
+        result = existing if existing is not None and blend_settings(existing).clip_a == clip_a else None
         try:
-            result = bake(context, inputs, result)
+            result = bake(context, clip_a, clip_b, self, result)
         except (ValueError, RuntimeError) as error:
             self.report({"ERROR"}, f"Blend failed: {error}")
             return {"CANCELLED"}
@@ -246,7 +250,7 @@ class MOCAP_OT_blend(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class _OnBlendResult:
+class _OnBlendResult(bpy.types.Operator):
     """Operators that work on the active blend result."""
 
     bl_options = {"REGISTER", "UNDO"}
@@ -256,44 +260,36 @@ class _OnBlendResult:
         return blend_result(context.active_object) is not None
 
 
-class MOCAP_OT_blend_update(_OnBlendResult, bpy.types.Operator):
+def _active_result(context: bpy.types.Context) -> bpy.types.Object:
+    result = blend_result(context.active_object)
+    assert result is not None, "poll: a blend result is active"
+    return result
+
+
+class MOCAP_OT_blend_update(_OnBlendResult):
     """Bake the active blend result again from its clips, following its keyed mix"""
 
     bl_idname = "mocap.blend_update"
     bl_label = "Update Blend"
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
-        result = context.active_object
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
+        result = _active_result(context)
         try:
-            bake(context, result.data.mocap_blend, result)
+            made = blend_settings(result)
+            bake(context, made.clip_a, made.clip_b, made, result)
         except (ValueError, RuntimeError) as error:
             self.report({"ERROR"}, f"Update failed: {error}")
             return {"CANCELLED"}
         return {"FINISHED"}
 
 
-@contextmanager
-def _no_curves_left_behind() -> Iterator[None]:
-    """As ``nothing_left_behind``, for curves and collections too."""
-    before = set(bpy.data.curves), set(bpy.data.collections)
-    try:
-        with nothing_left_behind():
-            yield
-    except BaseException:
-        for block in [c for c in bpy.data.curves if c not in before[0]]:
-            bpy.data.curves.remove(block)
-        for block in [c for c in bpy.data.collections if c not in before[1]]:
-            bpy.data.collections.remove(block)
-        raise
-
-
 def _bone_of(result: bpy.types.Object, bone: str) -> str:
-    if bone not in result.pose.bones:
+    if bone not in pose_bones(result):
         raise ValueError(f"{result.name} has no bone {bone!r}")
     return bone
 
 
-class MOCAP_OT_envelope(_OnBlendResult, bpy.types.Operator):
+class MOCAP_OT_envelope(_OnBlendResult):
     """Draw a bone's path for several mixes between A and B as curves (the envelope), in their own collection"""
 
     bl_idname = "mocap.envelope"
@@ -302,17 +298,17 @@ class MOCAP_OT_envelope(_OnBlendResult, bpy.types.Operator):
     bone: StringProperty(name="Bone")
     count: IntProperty(name="Paths", default=11, min=2, max=101)
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core.blend import envelope
 
-        result = context.active_object
-        settings = result.data.mocap_blend
+        result = _active_result(context)
+        settings = blend_settings(result)
         mixes = np.linspace(0.0, 1.0, self.count)
         try:
             bone = _bone_of(result, self.bone)
-            prepared = _prepare(settings)
+            prepared = _prepare(settings.clip_a, settings.clip_b, settings)
             paths = envelope(prepared.a, prepared.b, bone, mixes, **prepared.options)
-            with _no_curves_left_behind():
+            with nothing_left_behind(bpy.data.curves, bpy.data.collections):
                 collection = _envelope_collection(context, f"{result.name}_envelope")
                 world = clip_to_world(result)
                 for mix, path in zip(mixes, paths):
@@ -330,6 +326,7 @@ def _envelope_collection(context: bpy.types.Context, name: str) -> bpy.types.Col
     collection = bpy.data.collections.get(name)
     if collection is None:
         collection = bpy.data.collections.new(name)
+        assert context.scene is not None, "a scene to show the paths in"
         context.scene.collection.children.link(collection)
     for obj in list(collection.objects):
         data = obj.data
@@ -353,7 +350,7 @@ def _path_object(name: str, points: np.ndarray, mix: float) -> bpy.types.Object:
     return obj
 
 
-class MOCAP_OT_solve_mix(_OnBlendResult, bpy.types.Operator):
+class MOCAP_OT_solve_mix(_OnBlendResult):
     """Key the mix that brings the bone onto the target (an Empty, or the 3D cursor) at the current frame"""
 
     bl_idname = "mocap.solve_mix"
@@ -362,25 +359,26 @@ class MOCAP_OT_solve_mix(_OnBlendResult, bpy.types.Operator):
     bone: StringProperty(name="Bone")
     target: StringProperty(name="Target", description="Empty to reach (empty: the 3D cursor)")
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core.blend import solve_mix
 
-        result = context.active_object
-        settings = result.data.mocap_blend
-        frame = context.scene.frame_current
+        result, scene = _active_result(context), context.scene
+        assert scene is not None, "a scene's current frame"
+        settings = blend_settings(result)
+        frame = scene.frame_current
         try:
             bone = _bone_of(result, self.bone)
             goal = self._goal(context)
-            prepared = _prepare(settings)
+            prepared = _prepare(settings.clip_a, settings.clip_b, settings)
             index = frame - _first_frame(settings.clip_a)
             if not 0 <= index < prepared.a.frame_count:
                 raise ValueError(f"frame {frame} is outside A's frames")
             world = clip_to_world(result)
             target = np.linalg.solve(world, np.append(goal, 1.0))[:3]
             mix, distance = solve_mix(prepared.a, prepared.b, bone, index, target, **prepared.options)
-            undo = _key_mix(result.data, frame, mix)
+            undo = _key_mix(armature_data(result), frame, mix)
             try:
-                bake(context, settings, result, prepared)
+                bake(context, settings.clip_a, settings.clip_b, settings, result, prepared)
             except BaseException:
                 undo()
                 raise
@@ -398,6 +396,7 @@ class MOCAP_OT_solve_mix(_OnBlendResult, bpy.types.Operator):
     def _goal(self, context: bpy.types.Context) -> np.ndarray:
         """The target's world position: the named Empty's, else the 3D cursor's."""
         if not self.target:
+            assert context.scene is not None, "a scene's 3D cursor"
             return np.array(context.scene.cursor.location)
         empty = bpy.data.objects.get(self.target)
         if empty is None:
@@ -407,18 +406,19 @@ class MOCAP_OT_solve_mix(_OnBlendResult, bpy.types.Operator):
 
 def _key_mix(data: bpy.types.Armature, frame: int, mix: float) -> Callable[[], None]:
     """Set and key the result's mix at ``frame``; returns what undoes it."""
-    settings = data.mocap_blend
+    settings: MocapBlendSettings = run_time_property(data, "mocap_blend")
     value = settings.mix
     action = data.animation_data.action if data.animation_data else None
     curve = curves_by_path(data, action).get((MIX_PATH, 0)) if action is not None else None
     keyed = curve is not None and np.any(_key_frames(curve) == frame)
-    keyed_value = float(sample_fcurve(curve, np.array([float(frame)]))[0]) if keyed else 0.0
+    keyed_value = float(sample_fcurve(curve, np.array([float(frame)]))[0]) if curve is not None and keyed else 0.0
     settings.mix = mix
     data.keyframe_insert(MIX_PATH, frame=frame)
 
     def undo() -> None:
         if action is None:
-            bpy.data.actions.remove(data.animation_data.action)
+            if data.animation_data is not None and data.animation_data.action is not None:
+                bpy.data.actions.remove(data.animation_data.action)
             data.animation_data_clear()
         elif keyed:
             settings.mix = keyed_value
@@ -446,30 +446,31 @@ class VIEW3D_PT_mocap_blend(bpy.types.Panel):
     bl_options = {"DEFAULT_CLOSED"}
 
     def draw(self, context: bpy.types.Context) -> None:
-        layout = self.layout
+        layout, scene = self.layout, context.scene
+        assert layout is not None and scene is not None
         layout.use_property_split = True
-        settings = context.scene.mocap_blend
+        settings = blend_settings(scene)
         column = layout.column()
-        for name in ("clip_a", "clip_b", "mix", "offset", "align", "root", "mask"):
+        for name in ("clip_a", "clip_b", *OPTIONS):
             column.prop(settings, name)
         row = layout.row()
         row.enabled = settings.clip_a is not None and settings.clip_b is not None
         operator = row.operator(MOCAP_OT_blend.bl_idname, icon="MOD_ARRAY")
         if row.enabled:
             operator.clip_a, operator.clip_b = settings.clip_a.name, settings.clip_b.name
-            for name in ("mix", "offset", "align", "root", "mask"):
+            for name in OPTIONS:
                 setattr(operator, name, getattr(settings, name))
         result = blend_result(context.active_object)
         if result is None:
             layout.label(text="Select a blend result to key its mix")
             return
         box = layout.box()
-        made = result.data.mocap_blend
+        made = blend_settings(result)
         box.label(text=f"{result.name}: {made.clip_a.name} / {made.clip_b.name}")
         box.prop(made, "mix", text="Mix (keyable)")
         box.operator(MOCAP_OT_blend_update.bl_idname, icon="FILE_REFRESH")
-        tools = context.scene.mocap_blend_tools
-        box.prop_search(tools, "bone", result.data, "bones")
+        tools = run_time_property(scene, "mocap_blend_tools")
+        box.prop_search(tools, "bone", armature_data(result), "bones")
         box.prop(tools, "count")
         operator = box.operator(MOCAP_OT_envelope.bl_idname, icon="CURVE_PATH")
         operator.bone, operator.count = tools.bone, tools.count
@@ -483,12 +484,13 @@ CLASSES = (MocapBlendSettings, MocapBlendTools, MOCAP_OT_blend, MOCAP_OT_blend_u
 
 
 def register_properties() -> None:
-    bpy.types.Scene.mocap_blend = PointerProperty(type=MocapBlendSettings)
-    bpy.types.Armature.mocap_blend = PointerProperty(type=MocapBlendSettings)
-    bpy.types.Scene.mocap_blend_tools = PointerProperty(type=MocapBlendTools)
+    # The stubs say bpy.props functions return nothing.
+    add_properties(bpy.types.Scene, mocap_blend=PointerProperty(type=MocapBlendSettings),  # type: ignore[func-returns-value]
+                   mocap_blend_tools=PointerProperty(type=MocapBlendTools))  # type: ignore[func-returns-value]
+    add_properties(bpy.types.Armature, mocap_blend=PointerProperty(type=MocapBlendSettings))  # type: ignore[func-returns-value]
 
 
 def unregister_properties() -> None:
-    del bpy.types.Scene.mocap_blend_tools
-    del bpy.types.Armature.mocap_blend
-    del bpy.types.Scene.mocap_blend
+    remove_properties(bpy.types.Scene, "mocap_blend_tools")
+    remove_properties(bpy.types.Armature, "mocap_blend")
+    remove_properties(bpy.types.Scene, "mocap_blend")

@@ -1,111 +1,26 @@
-"""Bone Mapping: each bone's canonical joint, stored on the armature data, shown and edited in the sidebar.
+"""Bone Mapping panel: each bone's canonical joint (stored by ``blender.bone_mapping``), shown and edited.
 
 Imports fill the mapping; ``mocap.map_bones`` detects it again, presets (JSON,
-see ``core/naming.py``) load and save it.  Other tools ask
-:func:`armature_mapping` for it.
+see ``core/naming.py``) load and save it.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import bpy
-from bpy.props import CollectionProperty, EnumProperty, IntProperty, StringProperty
+from bpy.props import EnumProperty, StringProperty
+
+from ..armature import armature_data
+from ..bone_mapping import MOCAP_PG_bone_mapping, detect_mapping, mapping_entries, stored_mapping
+from ..compat import run_time_property
 
 if TYPE_CHECKING:
-    from ...core import Skeleton
+    from bpy.stub_internal.rna_enums import OperatorReturnItems
+
     from ...core.naming import Preset
-
-HAND_RULE = "set by hand"
-
-
-# --------------------------------------------------------------------------- storage
-
-
-def _canonical_names(self: Any, context: bpy.types.Context, edit_text: str) -> list[str]:
-    from ...core.naming import CANONICAL_JOINTS
-
-    return [joint for joint in CANONICAL_JOINTS if edit_text.lower() in joint]
-
-
-def _canonical_edited(self: MOCAP_PG_bone_mapping, context: bpy.types.Context) -> None:
-    """Keep a hand edit valid and the mapping injective: the joint leaves any other bone that had it."""
-    from ...core.naming import CANONICAL_JOINTS
-
-    if self.canonical and self.canonical not in CANONICAL_JOINTS:
-        self.canonical = ""
-        return
-    self.rule = HAND_RULE
-    if self.canonical:
-        for entry in self.id_data.mocap_mapping:
-            if entry.canonical == self.canonical and entry.name != self.name:
-                entry.canonical = ""
-
-
-class MOCAP_PG_bone_mapping(bpy.types.PropertyGroup):
-    """One bone (``name``) and its canonical joint ("" for none) with the rule that chose it."""
-
-    canonical: StringProperty(name="Canonical Joint", search=_canonical_names, update=_canonical_edited,
-                              description="The canonical skeleton joint this bone drives (empty: none)")
-    rule: StringProperty(name="Rule", description="Why the bone has this joint")
-
-
-def store_mapping(obj: bpy.types.Object, mapping: dict[str, str | None], rules: dict[str, str]) -> None:
-    """Replace the armature's stored mapping (bone order as given)."""
-    stored = obj.data.mocap_mapping
-    stored.clear()
-    for bone, canonical in mapping.items():
-        entry = stored.add()
-        entry.name = bone
-        # Writing the ID property directly skips the hand-edit callback.
-        entry["canonical"] = canonical or ""
-        entry.rule = rules.get(bone, "")
-    obj.data.mocap_mapping_index = min(obj.data.mocap_mapping_index, max(len(stored) - 1, 0))
-
-
-def stored_mapping(obj: bpy.types.Object) -> dict[str, str | None]:
-    return {entry.name: entry.canonical or None for entry in obj.data.mocap_mapping}
-
-
-def bone_skeleton(obj: bpy.types.Object) -> Skeleton:
-    """A core skeleton of the armature's bones: the import record's where its names are still the bones',
-    else one read from the bones themselves (armature space)."""
-    import numpy as np
-
-    from ..files.exporter import ExportSettings, skeleton_from_bones
-    from ..storage import PROPERTY, skeleton_from_json
-
-    if PROPERTY in obj.data:
-        skeleton, _ = skeleton_from_json(obj.data[PROPERTY])
-        if set(skeleton.names) == {bone.name for bone in obj.data.bones}:
-            return skeleton
-    return skeleton_from_bones(obj, ExportSettings(conversion=np.eye(3)), 1.0)
-
-
-def detect_mapping(obj: bpy.types.Object, skeleton: Skeleton | None = None,
-                   preset: Preset | None = None) -> dict[str, str | None]:
-    """Detect the mapping of the armature's bones (with ``preset`` applied first), store and return it."""
-    from ...core.naming import explain_mapping, map_skeleton
-
-    skeleton = bone_skeleton(obj) if skeleton is None else skeleton
-    mapping = map_skeleton(skeleton, preset=preset)
-    store_mapping(obj, mapping, explain_mapping(skeleton, preset=preset))
-    return mapping
-
-
-def armature_mapping(obj: bpy.types.Object) -> dict[str, str | None]:
-    """Bone -> canonical joint (``None``: folded or unmapped) for every bone of the armature.
-
-    The stored mapping, hand edits included; detected and stored first when
-    there is none or the bones changed since.
-    """
-    stored = stored_mapping(obj)
-    bones = [bone.name for bone in obj.data.bones]
-    if set(stored) != set(bones):
-        stored = detect_mapping(obj)
-    return {bone: stored[bone] for bone in bones}
 
 
 # --------------------------------------------------------------------------- presets
@@ -153,7 +68,7 @@ class _MappingOperator(bpy.types.Operator):
     def poll(cls, context: bpy.types.Context) -> bool:
         return _armature(context) is not None
 
-    def detect(self, context: bpy.types.Context, preset: Preset | None = None) -> set[str]:
+    def detect(self, context: bpy.types.Context, preset: Preset | None = None) -> set[OperatorReturnItems]:
         """Map the active armature's bones (``preset`` first), store, and report what is missing."""
         from ...core.naming import REQUIRED_JOINTS, missing_joints
 
@@ -173,7 +88,7 @@ class MOCAP_OT_map_bones(_MappingOperator):
     bl_idname = "mocap.map_bones"
     bl_label = "Detect Mapping"
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         return self.detect(context)
 
 
@@ -188,7 +103,7 @@ class MOCAP_OT_load_mapping_preset(_MappingOperator):
     filepath: StringProperty(name="File", subtype="FILE_PATH", options={"SKIP_SAVE"},
                              description="A preset JSON file to load instead of a listed preset")
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core.naming import builtin_presets, load_preset
 
         kind, _, key = self.preset.partition(":")
@@ -219,14 +134,15 @@ class MOCAP_OT_save_mapping_preset(bpy.types.Operator):
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         obj = _armature(context)
-        return obj is not None and len(obj.data.mocap_mapping) > 0
+        return obj is not None and len(mapping_entries(obj)) > 0
 
-    def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
+    def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[OperatorReturnItems]:
         obj = _armature(context)
         self.name = self.name or (obj.name if obj is not None else "")
+        assert context.window_manager is not None, "run in a window"
         return context.window_manager.invoke_props_dialog(self)
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core.naming import Preset, save_preset
 
         obj = _armature(context)
@@ -252,13 +168,14 @@ class MOCAP_UL_bone_mapping(bpy.types.UIList):
     """Bones with their canonical joints; folded and unmapped bones marked."""
 
     def draw_item(self, context: bpy.types.Context, layout: bpy.types.UILayout, data: Any, item: Any,
-                  icon: int, active_data: Any, active_property: str, index: int = 0, flt_flag: int = 0) -> None:
+                  icon: int | None, active_data: Any, active_property: str | None, index: int | None = 0,
+                  flt_flag: int | None = 0) -> None:
         row = layout.row(align=True)
         row.label(text=item.name, icon=_state_icon(item))
         row.prop(item, "canonical", text="")
 
 
-def _state_icon(entry: MOCAP_PG_bone_mapping) -> str:
+def _state_icon(entry: MOCAP_PG_bone_mapping) -> Literal["BONE_DATA", "REMOVE", "QUESTION"]:
     if entry.canonical:
         return "BONE_DATA"
     return "REMOVE" if entry.rule.startswith("folded") else "QUESTION"
@@ -280,21 +197,22 @@ class VIEW3D_PT_mocap_mapping(bpy.types.Panel):
         from ...core.naming import REQUIRED_JOINTS, missing_joints
 
         obj = _armature(context)
-        assert obj is not None
         layout = self.layout
+        assert obj is not None and layout is not None
         row = layout.row(align=True)
         row.operator(MOCAP_OT_map_bones.bl_idname, icon="VIEWZOOM")
         row.operator_menu_enum(MOCAP_OT_load_mapping_preset.bl_idname, "preset", text="Preset",
                                icon="PRESET")
         row.operator(MOCAP_OT_save_mapping_preset.bl_idname, text="", icon="ADD")
-        data = obj.data
-        if not data.mocap_mapping:
+        data, entries = armature_data(obj), mapping_entries(obj)
+        if not entries:
             layout.label(text="No mapping yet: Detect Mapping", icon="INFO")
             return
         layout.template_list("MOCAP_UL_bone_mapping", "", data, "mocap_mapping", data, "mocap_mapping_index",
                              rows=8)
-        if 0 <= data.mocap_mapping_index < len(data.mocap_mapping):
-            layout.label(text=data.mocap_mapping[data.mocap_mapping_index].rule or "-", icon="INFO")
+        active = run_time_property(data, "mocap_mapping_index")
+        if 0 <= active < len(entries):
+            layout.label(text=entries[active].rule or "-", icon="INFO")
         missing = missing_joints(stored_mapping(obj), REQUIRED_JOINTS)
         box = layout.box()
         if missing:
@@ -305,16 +223,6 @@ class VIEW3D_PT_mocap_mapping(bpy.types.Panel):
             box.label(text="All required joints mapped", icon="CHECKMARK")
 
 
-CLASSES = (MOCAP_PG_bone_mapping, MOCAP_OT_map_bones, MOCAP_OT_load_mapping_preset, MOCAP_OT_save_mapping_preset,
+CLASSES = (MOCAP_OT_map_bones, MOCAP_OT_load_mapping_preset, MOCAP_OT_save_mapping_preset,
            MOCAP_UL_bone_mapping, VIEW3D_PT_mocap_mapping)
 
-
-def register_properties() -> None:
-    bpy.types.Armature.mocap_mapping = CollectionProperty(type=MOCAP_PG_bone_mapping,
-                                                          name="Bone Mapping")
-    bpy.types.Armature.mocap_mapping_index = IntProperty(name="Active Bone Mapping", default=0, min=0)
-
-
-def unregister_properties() -> None:
-    del bpy.types.Armature.mocap_mapping_index
-    del bpy.types.Armature.mocap_mapping

@@ -1,7 +1,7 @@
 """Retarget panel: one armature's action onto any other rig, an armature onto the canonical skeleton,
 and reference poses for rigs whose automatic T-pose is wrong.
 
-Each operator reads the armatures as core clips (``blender.motion``) with their
+Each operator reads the armatures as core poses (``blender.motion``) with their
 stored bone mappings (the Bone Mapping panel's, detected when missing), calls
 one core function (``core.retarget``) and writes the result with
 ``foreach_set`` keys; core errors become reports, and a failure leaves the
@@ -12,20 +12,48 @@ from __future__ import annotations
 
 import json
 import time
+from typing import TYPE_CHECKING
 
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, PointerProperty, StringProperty
 
-from .mapping import armature_mapping
+from ...core.retarget import FEET, LENGTHS, METHODS, ROOT_MODES
+from ..armature import armature_data, armature_named, pose_bones
+from ..armature_to_clip import armature_action
+from ..bone_mapping import armature_mapping
+from ..choices import enum_items
+from ..compat import add_properties, id_property, remove_properties, run_time_property
+
+if TYPE_CHECKING:
+    from bpy.stub_internal.rna_enums import OperatorReturnItems
 
 REFERENCE_POSE = "mocap_reference_pose"  # on the armature data: bone -> pose rotation relative to rest (3x3)
-METHODS = [("rotations", "Rotations", "Canonical T-pose; every joint's rotation re-expressed (method 1)"),
-           ("lengths", "Bone Lengths", "The armature's own rest and rotations; canonical bone lengths (method 2)")]
-LENGTHS = [("reference", "Reference Body", "Bone lengths of the 1.75 m reference body"),
-           ("source", "Armature's", "The armature's own bone lengths")]
-ROOT_MODES = [("scale", "Scale by Legs", "Hips travel scaled by the ratio of leg lengths"),
-              ("keep", "Keep", "Hips travel copied as it is")]
+METHOD_ITEMS = enum_items(METHODS, {
+    "rotations": ("Rotations", "Canonical T-pose; every joint's rotation re-expressed (method 1)"),
+    "lengths": ("Bone Lengths", "The armature's own rest and rotations; canonical bone lengths (method 2)")})
+LENGTH_ITEMS = enum_items(LENGTHS, {"reference": ("Reference Body", "Bone lengths of the 1.75 m reference body"),
+                                    "source": ("Armature's", "The armature's own bone lengths")})
+ROOT_ITEMS = enum_items(ROOT_MODES, {"scale": ("Scale by Legs", "Hips travel scaled by the ratio of leg lengths"),
+                                     "keep": ("Keep", "Hips travel copied as it is")})
+FEET_ITEMS = enum_items(FEET, {
+    "planted": ("Planted", "Feet on the target's floor, held where they land while the source's are planted "
+                           "(leg IK, knees bending about their own axes)"),
+    "free": ("Free", "Every bone's exact direction, feet where they fall")})
+
+
+class _RootOption:
+    """How a retarget moves the hips and the feet (the retarget operator's and the panel's)."""
+
+    root: EnumProperty(name="Root", items=ROOT_ITEMS, default="scale")
+    feet: EnumProperty(name="Feet", items=FEET_ITEMS, default="planted")
+
+
+class _CanonicalOptions:
+    """How an armature goes onto the canonical skeleton (the operator's and the panel's)."""
+
+    method: EnumProperty(name="Method", items=METHOD_ITEMS, default="rotations")
+    lengths: EnumProperty(name="Lengths", items=LENGTH_ITEMS, default="reference")
 
 
 def is_armature(_self: object, obj: bpy.types.Object) -> bool:
@@ -41,7 +69,7 @@ def reference_rotations(obj: bpy.types.Object) -> np.ndarray | None:
     from ...core.kinematics import rest_pose
     from ..motion import armature_skeleton, clip_space
 
-    stored = obj.data.get(REFERENCE_POSE)
+    stored = id_property(armature_data(obj), REFERENCE_POSE)
     if stored is None:
         return None
     turns = json.loads(stored)
@@ -52,11 +80,7 @@ def reference_rotations(obj: bpy.types.Object) -> np.ndarray | None:
     return np.linalg.inv(conversion) @ delta @ conversion @ rest
 
 
-def action_of(obj: bpy.types.Object) -> bpy.types.Action | None:
-    return obj.animation_data.action if obj.animation_data else None
-
-
-class MOCAP_OT_retarget(bpy.types.Operator):
+class MOCAP_OT_retarget(_RootOption, bpy.types.Operator):
     """Write the source armature's action onto the target armature as a new action"""
 
     bl_idname = "mocap.retarget"
@@ -65,74 +89,73 @@ class MOCAP_OT_retarget(bpy.types.Operator):
 
     source: StringProperty(name="Source", description="Armature whose action is read")
     target: StringProperty(name="Target", description="Armature that gets the new action")
-    root: EnumProperty(name="Root", items=ROOT_MODES, default="scale")
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core.retarget import retarget
-        from ..files.importer import nothing_left_behind
-        from ..motion import armature_clip, armature_skeleton, write_clip
+        from ..motion import armature_pose, armature_skeleton, write_pose
+        from ..rollback import nothing_left_behind
 
         started = time.perf_counter()
-        source, target = bpy.data.objects.get(self.source), bpy.data.objects.get(self.target)
-        for role, obj in (("source", source), ("target", target)):
-            if obj is None or obj.type != "ARMATURE":
-                self.report({"ERROR"}, f"Retarget: choose a {role} armature")
-                return {"CANCELLED"}
-        source_action = action_of(source)
+        source, target = armature_named(self.source), armature_named(self.target)
+        if source is None or target is None:
+            self.report({"ERROR"}, f"Retarget: choose a {'source' if source is None else 'target'} armature")
+            return {"CANCELLED"}
+        source_action = armature_action(source)
         if source_action is None:
             self.report({"ERROR"}, f"Retarget: {source.name} has no action")
             return {"CANCELLED"}
         try:
-            clip = armature_clip(source)
-            result = retarget(clip, armature_skeleton(target), mapping=armature_mapping(source),
+            # A rig with an action: its own captures tell its floor and how its bones twist.
+            onto = armature_pose(target) if armature_action(target) is not None else armature_skeleton(target)
+            result = retarget(armature_pose(source), onto, mapping=armature_mapping(source),
                               target_mapping=armature_mapping(target), root=self.root,
                               source_reference=reference_rotations(source),
-                              target_reference=reference_rotations(target))
+                              target_reference=reference_rotations(target), feet=self.feet)
             with nothing_left_behind():
-                action = write_clip(target, result, name=f"{source_action.name} on {target.name}")
+                action = write_pose(target, result, name=f"{source_action.name} on {target.name}")
         except ValueError as error:
             self.report({"ERROR"}, f"Retarget failed: {error}")
             return {"CANCELLED"}
+        for warning in result.metadata.get("warnings", []):
+            self.report({"WARNING"}, f"Retarget: {warning}")
         self.report({"INFO"}, f"Retargeted {source.name} onto {target.name}: {action.name}, {result.frame_count} "
                               f"frames in {time.perf_counter() - started:.2f} s")
         return {"FINISHED"}
 
 
-class MOCAP_OT_to_canonical(bpy.types.Operator):
+class MOCAP_OT_to_canonical(_CanonicalOptions, bpy.types.Operator):
     """Make a new armature <name>_canonical on the canonical skeleton carrying the active armature's action"""
 
     bl_idname = "mocap.to_canonical"
     bl_label = "To Canonical Skeleton"
     bl_options = {"REGISTER", "UNDO"}
 
-    method: EnumProperty(name="Method", items=METHODS, default="rotations")
-    lengths: EnumProperty(name="Lengths", items=LENGTHS, default="reference")
-
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         obj = context.active_object
-        return obj is not None and obj.type == "ARMATURE" and action_of(obj) is not None
+        return obj is not None and obj.type == "ARMATURE" and armature_action(obj) is not None
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core.retarget import to_canonical
-        from ..files.base import conversion_matrix
-        from ..files.importer import ImportSettings, import_clip
-        from ..motion import DEFAULT_AXES, armature_clip
+        from ..clip_to_armature import ImportSettings, import_clip
+        from ..conversion import DEFAULT_AXES, conversion_matrix
+        from ..motion import armature_pose
 
-        obj = context.active_object
+        obj, view_layer = context.active_object, context.view_layer
+        assert obj is not None and view_layer is not None, "poll: an active armature"
         try:
-            clip = armature_clip(obj)
-            canonical = to_canonical(clip, method=self.method, lengths=self.lengths, mapping=armature_mapping(obj),
+            pose = armature_pose(obj)
+            canonical = to_canonical(pose, method=self.method, lengths=self.lengths, mapping=armature_mapping(obj),
                                      reference=reference_rotations(obj))
-            settings = ImportSettings(conversion_matrix(*DEFAULT_AXES), frame_start=clip.start_frame)
-            result = import_clip(context, canonical, f"{obj.name}_canonical", settings)
+            settings = ImportSettings(conversion_matrix(*DEFAULT_AXES), frame_start=pose.start_frame)
+            result = import_clip(context, canonical.to_clip(), f"{obj.name}_canonical", settings)
         except ValueError as error:
             self.report({"ERROR"}, f"Canonical conversion failed: {error}")
             return {"CANCELLED"}
-        for other in context.view_layer.objects.selected:
+        for other in view_layer.objects.selected:
             other.select_set(False)
         result.obj.select_set(True)
-        context.view_layer.objects.active = result.obj
+        view_layer.objects.active = result.obj
         self.report({"INFO"}, f"Made {result.summary()}")
         return {"FINISHED"}
 
@@ -150,34 +173,33 @@ class MOCAP_OT_set_reference_pose(bpy.types.Operator):
     def poll(cls, context: bpy.types.Context) -> bool:
         return context.active_object is not None and context.active_object.type == "ARMATURE"
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
-        obj = context.active_object
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
+        obj, view_layer = context.active_object, context.view_layer
+        assert obj is not None and view_layer is not None, "poll: an active armature"
+        data = armature_data(obj)
         if self.clear:
-            obj.data.pop(REFERENCE_POSE, None)
+            data.pop(REFERENCE_POSE, None)
             self.report({"INFO"}, f"{obj.name}: reference pose cleared (automatic T-pose)")
             return {"FINISHED"}
-        context.view_layer.update()
+        view_layer.update()
         turns = {}
-        for pose_bone in obj.pose.bones:
+        for pose_bone in pose_bones(obj):
             posed = np.array(pose_bone.matrix)[:3, :3]
             rest = np.array(pose_bone.bone.matrix_local)[:3, :3]
             posed /= np.linalg.norm(posed, axis=0)  # rotation only, whatever the bone's scale
             turns[pose_bone.name] = (posed @ np.linalg.inv(rest)).ravel().tolist()
-        obj.data[REFERENCE_POSE] = json.dumps(turns)
+        data[REFERENCE_POSE] = json.dumps(turns)
         self.report({"INFO"}, f"{obj.name}: current pose stored as its reference pose")
         return {"FINISHED"}
 
 
-class MOCAP_PG_retarget(bpy.types.PropertyGroup):
+class MOCAP_PG_retarget(_RootOption, _CanonicalOptions, bpy.types.PropertyGroup):
     """The Retarget panel's choices, kept on the scene."""
 
     source: PointerProperty(type=bpy.types.Object, name="Source", poll=is_armature,
                             description="Armature whose active action is retargeted")
     target: PointerProperty(type=bpy.types.Object, name="Target", poll=is_armature,
                             description="Any rig: gets a new action")
-    root: EnumProperty(name="Root", items=ROOT_MODES, default="scale")
-    method: EnumProperty(name="Method", items=METHODS, default="rotations")
-    lengths: EnumProperty(name="Lengths", items=LENGTHS, default="reference")
 
 
 class VIEW3D_PT_mocap_retarget(bpy.types.Panel):
@@ -191,17 +213,19 @@ class VIEW3D_PT_mocap_retarget(bpy.types.Panel):
 
     def draw(self, context: bpy.types.Context) -> None:
         layout = self.layout
-        settings = context.scene.mocap_retarget
+        assert layout is not None and context.scene is not None
+        settings = run_time_property(context.scene, "mocap_retarget")
         column = layout.column(align=True)
         column.prop(settings, "source")
         column.prop(settings, "target")
         column.prop(settings, "root")
+        column.prop(settings, "feet")
         row = layout.row()
         row.enabled = settings.source is not None and settings.target is not None
         operator = row.operator(MOCAP_OT_retarget.bl_idname, icon="ARMATURE_DATA")
         operator.source = settings.source.name if settings.source else ""
         operator.target = settings.target.name if settings.target else ""
-        operator.root = settings.root
+        operator.root, operator.feet = settings.root, settings.feet
         obj = context.active_object
         if obj is None or obj.type != "ARMATURE":
             layout.label(text="Select an armature for the tools below")
@@ -216,7 +240,7 @@ class VIEW3D_PT_mocap_retarget(bpy.types.Panel):
         row = box.row(align=True)
         row.operator(MOCAP_OT_set_reference_pose.bl_idname, icon="POSE_HLT").clear = False
         row.operator(MOCAP_OT_set_reference_pose.bl_idname, text="", icon="X").clear = True
-        stored = REFERENCE_POSE in obj.data
+        stored = id_property(armature_data(obj), REFERENCE_POSE) is not None
         box.label(text="Reference pose: stored" if stored else "Reference pose: automatic T-pose")
 
 
@@ -225,8 +249,9 @@ CLASSES = (MOCAP_OT_retarget, MOCAP_OT_to_canonical, MOCAP_OT_set_reference_pose
 
 
 def register_properties() -> None:
-    bpy.types.Scene.mocap_retarget = PointerProperty(type=MOCAP_PG_retarget)
+    add_properties(bpy.types.Scene, mocap_retarget=PointerProperty(  # type: ignore[func-returns-value]  # stubs
+                       type=MOCAP_PG_retarget))
 
 
 def unregister_properties() -> None:
-    del bpy.types.Scene.mocap_retarget
+    remove_properties(bpy.types.Scene, "mocap_retarget")

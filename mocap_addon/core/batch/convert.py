@@ -16,15 +16,15 @@ import functools
 import os
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from .. import rotations
 from ..errors import MocapFormatError
 from ..formats import load, save
-from ..model import ROTATION_CHANNELS, SCALE_CHANNEL, Clip, encode_joint
+from ..model import Clip
+from ..pose import encode, first_angles
 from ..reduce import interpolate, reduce_keys
 from ..units import UNITS_IN_METRES
 from .manifest import fingerprint
@@ -87,6 +87,7 @@ def convert_job(job: Job, settings: Settings, staging: str, *, replace: bool = F
         outcome.warnings = [str(w) for w in clip.metadata.get("warnings", [])]
         result, outcome.reduction = transform(clip, settings)
         outcome.written_joints = result.skeleton.joint_count
+        outcome.warnings += [str(w) for w in result.metadata.get("warnings", []) if w not in outcome.warnings]
         with tempfile.TemporaryDirectory(dir=staging) as folder:
             outcome.outputs = _place(result, job, folder, settings.precision, replace)
             if preview is not None:
@@ -124,31 +125,31 @@ def transform(clip: Clip, settings: Settings) -> tuple[Clip, dict[str, float] | 
 def played_back(clip: Clip, kept: list[np.ndarray]) -> Clip:
     """Every frame of what an import reduced to the frames ``kept`` (per joint) plays back.
 
-    As Blender plays LINEAR quaternion keys: a joint's rotation interpolated
-    component-wise between its kept keys (one hemisphere along time) and
-    normalised, its translation and scale interpolated linearly, and the result
-    written in the joint's own channels (angles continuous from its first
-    frame's).  Joints that keep every key keep their channels as they are.
+    As Blender plays LINEAR quaternion keys: a joint's local rotation (the pose's
+    quaternion, one hemisphere along time) interpolated component-wise between
+    its kept keys and normalised, its translation and scale interpolated
+    linearly; then written in the joint's own channels, angles continuous from
+    its first frame's.  Joints that keep every key keep their channels as read.
     """
     skeleton = clip.skeleton
-    frames = np.arange(clip.frame_count)
+    dropped = np.array([joint for joint, keys in enumerate(kept)
+                        if len(keys) < clip.frame_count and skeleton.channels[joint]], dtype=np.int64)
+    if not len(dropped):
+        return clip
+    pose = clip.pose()
+    everywhere = np.arange(clip.frame_count)
+    for joint in dropped:
+        keys = np.asarray(kept[joint])
+        pose.rotations[:, joint] = interpolate(pose.rotations[:, joint], keys, everywhere)
+        pose.translations[:, joint] = interpolate(pose.translations[:, joint], keys, everywhere)
+        if pose.scales is not None:
+            pose.scales[:, joint] = interpolate(pose.scales[:, joint], keys, everywhere)
+    pose.rotations[:, dropped] /= np.linalg.norm(pose.rotations[:, dropped], axis=-1, keepdims=True)
     starts = skeleton.channel_starts()
+    columns = np.concatenate([np.arange(starts[joint], starts[joint + 1]) for joint in dropped])
     motion = clip.motion.copy()
-    for joint, keys in enumerate(kept):
-        layout = skeleton.channels[joint]
-        if not layout or len(keys) == clip.frame_count:
-            continue
-        keys = np.asarray(keys)
-        between = interpolate(rotations.quaternion_continuity(clip.joint_quaternions(joint)), keys, frames)
-        turns = rotations.quaternion_to_matrix(between / np.linalg.norm(between, axis=1, keepdims=True))
-        scale = clip.channel_values(joint, SCALE_CHANNEL)
-        columns = slice(int(starts[joint]), int(starts[joint]) + len(layout))
-        first = [value for channel, value in zip(layout, clip.motion[0, columns]) if channel in ROTATION_CHANNELS]
-        motion[:, columns] = encode_joint(layout, turns, interpolate(clip.joint_translations(joint), keys, frames),
-                                          None if scale is None else interpolate(scale, keys, frames),
-                                          skeleton.length_directions[joint], np.pad(first, (0, 3 - len(first))))
-    return Clip(skeleton, motion, clip.frame_time, clip.start_frame, clip.unit_in_metres, clip.up_axis,
-                dict(clip.metadata))
+    motion[:, columns] = encode(skeleton, pose.rotations, pose.translations, pose.scales, dropped, first_angles(clip))
+    return replace(clip, motion=motion, metadata=dict(clip.metadata))
 
 
 def describe(error: BaseException, source: str) -> str:

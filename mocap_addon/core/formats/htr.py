@@ -9,7 +9,12 @@ the README's "HTR conventions"):
 * ``order_reading="listed"``: ``ZYX`` means ``Rz @ Ry @ Rx``; ``"reversed"``: ``Rx @ Ry @ Rz``.
 * ``translation="rotated"``: frame translations are turned by the base rotation;
   ``"parent"``: they add to the base translation in the parent's frame,
-  ``T(base + t) @ R0 @ R(frame)`` (format notes, eq. 3.4-3.6).
+  ``T(base + t) @ R0 @ R(frame)`` (format notes, eq. 3.4-3.6).  Exporters
+  differ, so by default (``"evidence"``) each file is read both ways and the
+  reading under which its planted feet slide least is kept (the format notes'
+  where they tie or no feet are found); ``metadata["htr"]`` records the choice
+  and the slides measured, and ``metadata["notes"]`` says it in words.  Files
+  this module writes say their reading in a comment, which is followed.
 
 A file may repeat its segment blocks in several sets: they are read as
 consecutive frames, a set whose numbering restarts beginning a new take
@@ -53,6 +58,11 @@ from .textio import (
 
 ORDER_READINGS = ("listed", "reversed")
 TRANSLATION_READINGS = ("rotated", "parent")
+TRANSLATION_CHOICES = (*TRANSLATION_READINGS, "evidence")
+SLIDE_TIE = 0.05  # slides within this fraction of each other (or both under 1e-6 leg lengths) tie
+FEWEST_CONTACT_STEPS = 10  # fewer steps of planted points than this are no evidence
+_WRITTEN_READING = "FrameTranslations"  # a comment our writer leaves: how its frame translations are read
+_WRITTEN = re.compile(rb"^#[ \t]*" + _WRITTEN_READING.encode() + rb"[ \t]+(rotated|parent)[ \t]*$", re.MULTILINE)
 _SECTION = re.compile(rb"^[ \t]*\[([^\]\r\n]*)\][ \t]*\r?$", re.MULTILINE)
 _AXES = {"X": 0, "Y": 1, "Z": 2}
 # Segment names are single tokens and must not close a [section] or stand for a parent keyword.
@@ -134,7 +144,7 @@ def _read_header(text: _Text, section: _Section) -> _Header:
     return _Header(values, lines)
 
 
-def read_htr(path: str | os.PathLike[str], *, order_reading: str = "listed", translation: str = "rotated") -> Clip:
+def read_htr(path: str | os.PathLike[str], *, order_reading: str = "listed", translation: str = "evidence") -> Clip:
     """Read an HTR file; see the module notes for the two reading options."""
     with open(path, "rb") as handle:
         data = handle.read()
@@ -142,12 +152,12 @@ def read_htr(path: str | os.PathLike[str], *, order_reading: str = "listed", tra
 
 
 def parse_htr(data: bytes, path: str = "<data>", *, order_reading: str = "listed",
-              translation: str = "rotated") -> Clip:
+              translation: str = "evidence") -> Clip:
     """Parse HTR bytes; see :func:`read_htr`."""
     if order_reading not in ORDER_READINGS:
         raise ValueError(f"order_reading must be one of {ORDER_READINGS}")
-    if translation not in TRANSLATION_READINGS:
-        raise ValueError(f"translation must be one of {TRANSLATION_READINGS}")
+    if translation not in TRANSLATION_CHOICES:
+        raise ValueError(f"translation must be one of {TRANSLATION_CHOICES}")
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     data = unix_line_ends(data)
@@ -256,9 +266,66 @@ def parse_htr(data: bytes, path: str = "<data>", *, order_reading: str = "listed
     if len(takes) > 1:
         metadata["takes"] = takes
     unit = UNITS_IN_METRES.get(units)
-    return Clip(skeleton, motion, 1.0 / fps, start_frame=int(frame_numbers[0]) if frames else 0,
+    clip = Clip(skeleton, motion, 1.0 / fps, start_frame=int(frame_numbers[0]) if frames else 0,
                 unit_in_metres=unit, up_axis=(header.get("GlobalAxisofGravity", "Y") or "Y").upper(),
                 metadata=metadata)
+    if translation == "evidence":
+        written = _WRITTEN.search(data, 0, named["header"].start)
+        if written is None:
+            _read_translations_by_evidence(clip)
+        else:
+            clip.metadata["htr"].update(translation=written.group(1).decode(), translation_chosen_by="file")
+            skeleton.translation_in_rest_frame[:] = written.group(1) == b"rotated"
+    return clip
+
+
+def _read_translations_by_evidence(clip: Clip) -> None:
+    """Set ``clip``'s frame translation reading to the one under which its planted feet slide least.
+
+    Both readings are measured over the same frames: those in which a foot is
+    planted under either.  Where no joint with a base rotation moves, the
+    readings are one; where they tie or no feet are found, the format notes'
+    (``"parent"``) is kept.  The slides (leg lengths per contact frame) go
+    into ``metadata["htr"]["translation_slide"]`` and a note into ``metadata["notes"]``.
+    """
+    from dataclasses import replace
+
+    from ..contacts import find_contacts
+    from ..naming import map_skeleton
+
+    skeleton = clip.skeleton
+    info = clip.metadata["htr"]
+    info["translation"], info["translation_chosen_by"] = "parent", "format notes"
+    skeleton.translation_in_rest_frame[:] = False
+    turned = np.abs(skeleton.rest_rotations - np.eye(3)).max(axis=(1, 2)) > 1e-12
+    moving = [j for j in np.flatnonzero(turned) if np.any(clip.joint_translations(int(j)) != 0.0)]
+    if not moving or clip.frame_count < 2:
+        return
+    rotated = Clip(skeleton.copy(), clip.motion, clip.frame_time, metadata=clip.metadata)
+    rotated.skeleton.translation_in_rest_frame[:] = True
+    try:
+        mapping = map_skeleton(skeleton)
+        found = {"parent": find_contacts(clip, mapping), "rotated": find_contacts(rotated, mapping)}
+    except ValueError:
+        found = {}
+    touching = found["parent"].touching | found["rotated"].touching if found else np.zeros((0, 2, 2), dtype=bool)
+    if np.count_nonzero(touching[1:] & touching[:-1]) < FEWEST_CONTACT_STEPS:
+        clip.metadata.setdefault("notes", []).append(
+            "frame translations added in the parent's frame (format notes): "
+            + ("too few planted frames" if found else "no feet") + " to tell the readings apart")
+        return
+    slides = {name: replace(contacts, touching=touching).slide() for name, contacts in found.items()}
+    info["translation_slide"] = slides
+    low, high = sorted(slides.values())
+    tie = high - low <= SLIDE_TIE * high or high < 1e-6
+    chosen = "parent" if tie else min(slides, key=slides.__getitem__)
+    info["translation"], info["translation_chosen_by"] = chosen, "format notes" if tie else "evidence"
+    skeleton.translation_in_rest_frame[:] = chosen == "rotated"
+    words = {"rotated": "turned by the base rotation", "parent": "added in the parent's frame"}
+    other = "parent" if chosen == "rotated" else "rotated"
+    clip.metadata.setdefault("notes", []).append(
+        f"frame translations {words[chosen]}: planted feet slide {slides[chosen]:.4f} leg lengths per frame read "
+        f"so, {slides[other]:.4f} {words[other]} (Frame Translation forces either)")
 
 
 def _read_hierarchy(text: _Text, section: _Section) -> tuple[list[str], list[int], dict[str, int]]:
@@ -397,7 +464,7 @@ def _raise_bad_row(text: _Text, section: _Section, name: str, numbers: np.ndarra
     raise text.error(f"[{shorten(name)}]: unreadable frame block", section.line)
 
 
-def htr_form(clip: Clip, *, euler_order: str = "ZYX", order_reading: str = "listed", translation: str = "rotated",
+def htr_form(clip: Clip, *, euler_order: str = "ZYX", order_reading: str = "listed", translation: str = "parent",
              bone_length_axis: str = "Y") -> Clip:
     """The clip as HTR holds it: ``tx ty tz`` + three rotations + ``s`` per segment, base frames along the bones.
 
@@ -422,7 +489,8 @@ def htr_form(clip: Clip, *, euler_order: str = "ZYX", order_reading: str = "list
 def write_htr(clip: Clip, path: str | os.PathLike[str], *, precision: int = 8, order_reading: str | None = None,
               translation: str | None = None, euler_order: str | None = None,
               bone_length_axis: str | None = None) -> None:
-    """Write ``clip`` as HTR (atomically).  Unset options follow the clip's own HTR header, else ZYX, Y."""
+    """Write ``clip`` as HTR (atomically).  Unset options follow the clip's own HTR reading, else ZYX, Y and
+    frame translations in the parent's frame (the format notes': what a reader falls back to)."""
     atomic_write(path, format_htr(clip, precision=precision, order_reading=order_reading, translation=translation,
                                   euler_order=euler_order, bone_length_axis=bone_length_axis).encode("utf-8"))
 
@@ -437,7 +505,7 @@ def format_htr(clip: Clip, *, precision: int = 8, order_reading: str | None = No
     known = clip.metadata.get("htr", {}) if clip.metadata.get("format") == "htr" else {}
     listed = check_order(euler_order or known.get("euler_rotation_order", "ZYX"))
     reading = order_reading or known.get("order_reading", "listed")
-    moving = translation or known.get("translation", "rotated")
+    moving = translation or known.get("translation", "parent")
     axis = (bone_length_axis or known.get("bone_length_axis", "Y")).upper()
     require_writable(clip, "HTR")
     if clip.frame_count == 0:
@@ -450,7 +518,8 @@ def format_htr(clip: Clip, *, precision: int = 8, order_reading: str | None = No
     by_axis = [order.index(c) for c in "XYZ"]  # file columns Rx Ry Rz from composition order
     base_angles = np.degrees(matrix_to_euler(skeleton.rest_rotations, order))[:, by_axis]
     lengths = _bone_lengths(form, known, axis, rest_pose(skeleton)[1])
-    lines = ["# Motion Analysis HTR, written by Mocap I/O", "[Header]", "FileType htr", "DataType HTRS",
+    lines = ["# Motion Analysis HTR, written by Mocap I/O", f"# {_WRITTEN_READING} {moving}", "[Header]",
+             "FileType htr", "DataType HTRS",
              "FileVersion 1", f"NumSegments {skeleton.joint_count}", f"NumFrames {form.frame_count}",
              f"DataFrameRate {form.fps:.10g}", f"EulerRotationOrder {listed}",
              *([f"CalibrationUnits {unit}"] if unit else []), "RotationUnits Degrees",

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..bones import unit
+from ..vectors import unit
 from .figure import Figure
 
 

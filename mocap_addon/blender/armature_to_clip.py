@@ -1,24 +1,24 @@
-"""Turn an armature and its action back into a core clip."""
+"""An armature and its action as a core clip: what File > Export writes, and what the tools read."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
 import bpy
 import numpy as np
 
-from ...core import Clip, Skeleton
-from ...core.kinematics import rest_pose
-from ...core.model import encode_joint
-from ...core.rotations import sandwich
-from ...core.units import scale_lengths
-from ..animation import curves_by_path, has_keys, read_bone
-from ..armature import rest_matrices
-from ..rig_math import BoneFrames, RestRig, bone_to_joint
-from ..storage import PROPERTY, skeleton_from_json
-from .importer import UNIT_PRESETS, scene_fps
+from ..core import Clip, Pose, Skeleton
+from ..core.kinematics import rest_pose
+from ..core.model import SCALE_CHANNEL
+from ..core.rotations import quaternion_continuity
+from ..core.units import scale_lengths
+from .animation import curves_by_path, has_keys, read_bone
+from .armature import armature_data, pose_bones, rest_matrices
+from .compat import id_property
+from .conversion import scene_fps, unit_in_metres
+from .import_record import skeleton_from_json, stored_record
+from .rig_math import BoneFrames, RestRig, basis_to_local
 
 
 @dataclass
@@ -27,11 +27,17 @@ class ExportSettings:
 
     conversion: np.ndarray  # file axes -> Blender axes (3x3), as on import
     scale: float = 1.0
-    unit: str = "AUTO"  # AUTO: undo the import's scale (1 for rigs made in Blender)
+    unit: str = "AUTO"  # conversion.UNIT_ITEMS; AUTO: undo the import's scale (1 for rigs made in Blender)
     frame_start: int | None = None  # None: the action's range
     frame_end: int | None = None
     rotation_order: str = "ZXY"  # for rigs not imported by this add-on
     use_import_layout: bool = True  # False: write an imported rig's bones as they are now, like any other rig
+
+
+def _scene() -> bpy.types.Scene:
+    scene = bpy.context.scene
+    assert scene is not None, "a scene to read its frame and rate"
+    return scene
 
 
 def armature_action(obj: bpy.types.Object) -> bpy.types.Action | None:
@@ -45,9 +51,9 @@ def frame_range(obj: bpy.types.Object, settings: ExportSettings,
     scene's current frame."""
     action = action or armature_action(obj)
     if action is not None:
-        first, last = (round(v) for v in action.frame_range)
+        first, last = round(action.frame_range[0]), round(action.frame_range[1])
     else:
-        first = last = bpy.context.scene.frame_current
+        first = last = _scene().frame_current
     first = first if settings.frame_start is None else settings.frame_start
     last = last if settings.frame_end is None else settings.frame_end
     return np.arange(first, max(first, last) + 1, dtype=np.float64)
@@ -57,7 +63,7 @@ def skeleton_from_bones(obj: bpy.types.Object, settings: ExportSettings, scale: 
                         curves: dict[tuple[str, int], bpy.types.FCurve] | None = None) -> Skeleton:
     """A BVH-style skeleton for any armature: three rotations per bone in the chosen order, and
     position channels (replacing the offset) on roots and on every bone with location keys in ``curves``."""
-    bones = sorted(obj.data.bones, key=lambda b: len(b.parent_recursive))
+    bones = sorted(armature_data(obj).bones, key=lambda b: len(b.parent_recursive))
     names = [b.name for b in bones]
     back = settings.conversion.T / scale
     heads = np.array([b.head_local for b in bones]).reshape(-1, 3)
@@ -85,20 +91,29 @@ class ArmatureReading:
     native: float  # the skeleton's own lengths per Blender length
     scale: float  # Blender lengths per written unit
     frame_time: float
-    clip_fields: dict[str, Any]  # start_frame, unit_in_metres, up_axis, metadata of the clip it makes
+    clip_fields: dict[str, Any]  # start_frame, unit_in_metres, up_axis, metadata of the motion it makes
 
-    def joints(self) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
-        """Per joint: its index and its bone's ``matrix_basis`` rotations (unit quaternions ``(F, 4)``),
-        locations ``(F, 3)`` and uniform scales ``(F,)``, bone by bone (one joint's frames in memory
-        at a time); :attr:`bone_frames` and :attr:`native` turn them into the joint's."""
-        for joint, name in enumerate(self.skeleton.names):
-            yield (joint, *read_bone(self.obj.pose.bones[name], self.curves, self.frames))
+    def pose(self) -> Pose:
+        """The animation as local poses in the skeleton's own units, read bone by bone (one joint's
+        frames of keys in memory at a time): each bone's ``matrix_basis`` rotation and location turned
+        into its joint's by :attr:`bone_frames` (the exact inverse of how keys are written)."""
+        skeleton = self.skeleton
+        shape = (len(self.frames), skeleton.joint_count)
+        turns, moves, scales = np.empty(shape + (4,)), np.empty(shape + (3,)), np.empty(shape)
+        bones = pose_bones(self.obj)
+        for joint, name in enumerate(skeleton.names):
+            rotation, location, scales[:, joint] = read_bone(bones[name], self.curves, self.frames)
+            turns[:, joint], moves[:, joint] = basis_to_local(self.bone_frames, joint, rotation, location,
+                                                              self.native)
+        scaled = any(SCALE_CHANNEL in layout for layout in skeleton.channels)
+        return Pose(skeleton, quaternion_continuity(turns), moves, scales if scaled else None, self.frame_time,
+                    **self.clip_fields)
 
 
 def read_armature(obj: bpy.types.Object, settings: ExportSettings,
                   action: bpy.types.Action | None = None) -> ArmatureReading:
     """What :func:`export_clip` reads of the armature (its own action unless one is given)."""
-    stored = obj.data.get(PROPERTY)
+    stored = stored_record(obj)
     record: dict = {}
     if stored is not None:
         skeleton, record = skeleton_from_json(stored)
@@ -106,7 +121,7 @@ def read_armature(obj: bpy.types.Object, settings: ExportSettings,
     else:
         import_scale = 1.0
     # Blender lengths per written unit; an imported skeleton is first posed in its own file units.
-    scale = settings.scale * (import_scale if settings.unit == "AUTO" else UNIT_PRESETS[settings.unit])
+    scale = settings.scale * (import_scale if settings.unit == "AUTO" else unit_in_metres(settings.unit))
     action = action or armature_action(obj)
     if action is None:
         raise ValueError(f"{obj.name} has no action to export")
@@ -123,12 +138,12 @@ def read_armature(obj: bpy.types.Object, settings: ExportSettings,
         metadata = _renamed(metadata, renamed)
     native = import_scale if from_record else scale
     frames = frame_range(obj, settings, action)
-    frame_time = float(action.get("mocap_frame_time", record.get("frame_time", 1.0 / scene_fps(bpy.context.scene))))
+    frame_time = float(id_property(action, "mocap_frame_time", record.get("frame_time", 1.0 / scene_fps(_scene()))))
     metadata["warnings"] = []
     # Takes are kept with the action they were imported into, as frames after its first key.
     metadata.pop("takes", None)
     first_key = round(action.frame_range[0])
-    if action.get("mocap_takes"):
+    if id_property(action, "mocap_takes"):
         metadata["takes"] = [int(t) + first_key - int(frames[0]) for t in action["mocap_takes"]]
     fields = {"start_frame": int(record.get("start_frame", 1)),
               "unit_in_metres": _file_unit(settings, stored is not None, record.get("unit_in_metres")),
@@ -147,17 +162,7 @@ def armature_bone_frames(obj: bpy.types.Object, skeleton: Skeleton, conversion: 
 def export_clip(obj: bpy.types.Object, settings: ExportSettings, action: bpy.types.Action | None = None) -> Clip:
     """The armature's animation (its own action unless one is given) as a clip, in the file's axes and units."""
     reading = read_armature(obj, settings, action)
-    skeleton = reading.skeleton
-    starts = skeleton.channel_starts()
-    motion = np.zeros((len(reading.frames), int(starts[-1])))
-    for joint, rotation, location, local_scale in reading.joints():
-        local_rotation, local_translation = bone_to_joint(reading.bone_frames, joint, rotation, location,
-                                                          reading.native)
-        frame_rotation, channel_translation = _channel_values(skeleton, joint, local_rotation, local_translation)
-        motion[:, starts[joint]: starts[joint + 1]] = encode_joint(
-            skeleton.channels[joint], frame_rotation, channel_translation, local_scale,
-            skeleton.length_directions[joint])
-    clip = Clip(skeleton, motion, reading.frame_time, **reading.clip_fields)
+    clip = reading.pose().to_clip()
     return clip if reading.native == reading.scale else scale_lengths(clip, reading.native / reading.scale)
 
 
@@ -165,7 +170,7 @@ def _file_unit(settings: ExportSettings, imported: bool, imported_unit: float | 
     """One written unit in metres: the chosen preset; else the unit the import read (values are
     the file's again), else a metre (a rig made in Blender, whose units are metres)."""
     if settings.unit != "AUTO":
-        return UNIT_PRESETS[settings.unit]
+        return unit_in_metres(settings.unit)
     return imported_unit if imported else 1.0
 
 
@@ -173,12 +178,12 @@ def joint_bones(obj: bpy.types.Object, skeleton: Skeleton) -> list[str]:
     """The armature's bone for each stored joint, with the stored hierarchy.  Bones keep their place
     in the armature when renamed, so they are matched by place first (renamed bones export under
     their new names), else by name; anything else has changed too much to write the stored layout."""
-    bones = obj.data.bones
+    bones = armature_data(obj).bones
     by_place = [bone.name for bone in list(bones)[:skeleton.joint_count]]
     for names in (by_place, skeleton.names):
         if all(name in bones for name in names) and len(names) == skeleton.joint_count:
             index = {name: joint for joint, name in enumerate(names)}
-            parents = [index.get(bones[name].parent.name, -2) if bones[name].parent else -1 for name in names]
+            parents = [-1 if (parent := bones[name].parent) is None else index.get(parent.name, -2) for name in names]
             if parents == skeleton.parents:
                 return list(names)
     missing = [name for name in skeleton.names if name not in bones] or ["hierarchy changed"]
@@ -192,12 +197,3 @@ def _renamed(value: Any, names: dict[str, str]) -> Any:
         return value
     by_joint = bool(value) and all(key in names for key in value)
     return {(names[key] if by_joint else key): _renamed(item, names) for key, item in value.items()}
-
-
-def _channel_values(skeleton: Skeleton, joint: int, rotation: np.ndarray,
-                    translation: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A joint's frame rotations and channel translations from its local transform (the model reversed)."""
-    rest = skeleton.rest_rotations[joint]
-    base = 0.0 if skeleton.position_replaces_offset[joint] else skeleton.offsets[joint]
-    moved = translation - base
-    return sandwich(rest.T, rotation, np.eye(3)), (moved @ rest if skeleton.translation_in_rest_frame[joint] else moved)

@@ -1,15 +1,24 @@
-"""What export needs from an import, kept as custom properties on the armature data."""
+"""What export needs from an import, kept as custom properties on the armature data, and its summary."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+import bpy
 import numpy as np
 
 from ..core import Clip, Skeleton
+from .armature import armature_data
+from .compat import id_property
 
 PROPERTY = "mocap_skeleton"
+
+
+def stored_record(obj: bpy.types.Object) -> str | None:
+    """The armature's import record (JSON), ``None`` for an armature this add-on did not import."""
+    stored = id_property(armature_data(obj), PROPERTY)
+    return None if stored is None else str(stored)
 
 
 def skeleton_to_json(clip: Clip, conversion: np.ndarray, scale: float) -> str:
@@ -60,3 +69,19 @@ def skeleton_from_json(text: str) -> tuple[Skeleton, dict[str, Any]]:
         length_directions=np.array(data["length_directions"]),
     )
     return skeleton, data
+
+
+def source_summary(obj: bpy.types.Object | None) -> list[str]:
+    """Lines describing the armature's stored import record (empty when it has none)."""
+    if obj is None or obj.type != "ARMATURE" or (stored := stored_record(obj)) is None:
+        return []
+    record = json.loads(stored)
+    timing = "skeleton only" if record.get("frame_count") == 0 else f"{1.0 / record['frame_time']:g} fps"
+    lines = [f"{(record.get('format') or '?').upper()}: {bpy.path.basename(record.get('source') or '')}",
+             f"{len(record['names'])} joints, {timing}"]
+    action = obj.animation_data.action if obj.animation_data else None
+    if action is not None:
+        first, last = round(action.frame_range[0]), round(action.frame_range[1])
+        lines.append(f"frames {first}-{last}")
+    lines += [f"warning: {w}" for w in record.get("metadata", {}).get("warnings", [])]
+    return lines

@@ -1,28 +1,27 @@
-"""Turn a core clip into an armature with an action."""
+"""A core clip as a new armature with its action: what File > Import and the tools that make armatures build."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import bpy
 import numpy as np
 
-from ...core import Clip
-from ...core.model import MOVE_CHANNELS, SCALE_CHANNEL
-from ...core.reduce import EulerKeys, reduce_keys
-from ...core.timing import resample, split_takes
-from ..animation import euler_mode, write_action
-from ..armature import build_armature, rest_matrices
-from ..compat import Channels, assign_action
-from ..rig_math import BoneFrames, RestRig, build_rest_rig, joint_basis
-from ..storage import PROPERTY, skeleton_to_json
-from ..tools.mapping import detect_mapping
+from ..core import Clip
+from ..core.reduce import EulerKeys, reduce_keys
+from ..core.timing import resample, split_takes
+from .animation import euler_mode
+from .armature import armature_data, build_armature, rest_matrices
+from .bone_mapping import detect_mapping
+from .compat import Channels, assign_action
+from .conversion import scene_fps, unit_in_metres
+from .import_record import PROPERTY, skeleton_to_json
+from .motion import write_pose
+from .rig_math import BoneFrames, RestRig, build_rest_rig
+from .rollback import nothing_left_behind
 
-# Length of one file unit in metres, per unit preset ('AUTO' asks the file).
-UNIT_PRESETS = {"M": 1.0, "CM": 0.01, "MM": 0.001, "IN": 0.0254, "FT": 0.3048}
 FPS_MODES = ("KEYS", "SCENE_FPS", "RESAMPLE")
 
 
@@ -32,7 +31,7 @@ class ImportSettings:
 
     conversion: np.ndarray  # file axes -> Blender axes (3x3)
     scale: float = 1.0
-    unit: str = "AUTO"
+    unit: str = "AUTO"  # a Unit option (conversion.UNIT_ITEMS)
     frame_start: int = 1
     fps_mode: str = "KEYS"
     update_scene_range: bool = False
@@ -42,7 +41,7 @@ class ImportSettings:
 
     def file_unit(self, clip: Clip) -> float | None:
         """One file unit in metres as this import reads it: the preset, else the file's own (or none)."""
-        return clip.unit_in_metres if self.unit == "AUTO" else UNIT_PRESETS[self.unit]
+        return clip.unit_in_metres if self.unit == "AUTO" else unit_in_metres(self.unit)
 
     def metres_per_unit(self, clip: Clip) -> float:
         """Blender units per file unit: the preset, or the file's own unit (else 1), times the scale."""
@@ -92,31 +91,12 @@ class KeyReport:
                    max(r.worst_error for r in reports), reports[0].height)
 
 
-@contextmanager
-def nothing_left_behind() -> Iterator[None]:
-    """On any exception, remove the objects, armatures and actions created inside the block."""
-    collections = (bpy.data.objects, bpy.data.armatures, bpy.data.actions)
-    before = [set(c) for c in collections]
-    try:
-        yield
-    except BaseException:
-        if bpy.context.object is not None and bpy.context.object.mode != "OBJECT":
-            bpy.ops.object.mode_set(mode="OBJECT")
-        for collection, old in zip(collections, before):
-            for block in [b for b in collection if b not in old]:
-                collection.remove(block)
-        raise
-
-
-def scene_fps(scene: bpy.types.Scene) -> float:
-    return scene.render.fps / scene.render.fps_base
-
-
 def import_clip(context: bpy.types.Context, clip: Clip, name: str, settings: ImportSettings,
                 progress: Callable[[float], None] = lambda _: None) -> ImportResult:
     """Build the armature and its action for ``clip``; leaves nothing behind if it fails."""
     started = time.perf_counter()
     scene = context.scene
+    assert scene is not None, "a scene to import into"
     file_fps = clip.fps
     with nothing_left_behind():
         if settings.fps_mode == "RESAMPLE":
@@ -130,40 +110,31 @@ def import_clip(context: bpy.types.Context, clip: Clip, name: str, settings: Imp
         # Pose against the rest Blender actually stored (float32 heads and rolls), not the ideal one.
         rig.orientations, rig.heads = rest_matrices(obj, clip.skeleton.names)
         # The record keeps the unit the import read, so an export states it (a BVH read as cm exports as cm).
-        obj.data[PROPERTY] = skeleton_to_json(replace(clip, unit_in_metres=settings.file_unit(clip)),
+        armature_data(obj)[PROPERTY] = skeleton_to_json(replace(clip, unit_in_metres=settings.file_unit(clip)),
                                               settings.conversion, scale)
         detect_mapping(obj, clip.skeleton)
         progress(0.4)
         skeleton = clip.skeleton
         bone_frames = BoneFrames.of(skeleton.parents, rig, settings.conversion)
-
-        moves = [any(c in MOVE_CHANNELS for c in layout) for layout in skeleton.channels]
-        orders = bone_frames.euler_orders(skeleton)
         takes = clip.take_starts()
         parts = split_takes(clip) if settings.split_takes and len(takes) > 1 else [clip]
         done = np.cumsum([0] + [part.frame_count for part in parts]) / max(clip.frame_count, 1)
         # Key reduction models the curves written: Euler angles of each bone's own basis, or quaternions.
-        euler = (EulerKeys([euler_mode(order)[::-1] for order in orders], bone_frames.left, bone_frames.to_bone)
-                 if settings.rotation_mode == "EULER" else None)
+        euler = (EulerKeys([euler_mode(order)[::-1] for order in bone_frames.euler_orders(skeleton)],
+                           bone_frames.left, bone_frames.to_bone) if settings.rotation_mode == "EULER" else None)
         reports: list[KeyReport] = []
 
         def keys(part: Clip, number: int, action_name: str) -> bpy.types.Action:
-            def poses() -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
-                for joint in range(skeleton.joint_count):
-                    share = done[number] + (done[number + 1] - done[number]) * joint / skeleton.joint_count
-                    progress(0.4 + 0.6 * share)
-                    rotation, location = joint_basis(part, bone_frames, joint, scale)
-                    yield rotation, location, part.channel_values(joint, SCALE_CHANNEL)
-
+            pose = part.pose()
             reduction = None
             if settings.reduce_tolerance is not None:
-                reduction = reduce_keys(part, settings.reduce_tolerance, euler, rig.tails @ settings.conversion / scale)
+                reduction = reduce_keys(pose, settings.reduce_tolerance, euler, rig.tails @ settings.conversion / scale)
             # A tolerance of 0 changes nothing, not even constant curves.
             keep = reduction.frames if reduction is not None and reduction.tolerance > 0 else None
-            frames = settings.frame_start + np.arange(part.frame_count, dtype=np.float64)
-            action = write_action(obj, action_name, skeleton.names, frames, settings.rotation_mode, orders, moves,
-                                  poses(), keep)
-            action["mocap_frame_time"] = part.frame_time
+            action = write_pose(obj, pose, name=action_name, frame_start=settings.frame_start,
+                                rotation_mode=settings.rotation_mode, keep=keep,
+                                progress=lambda share: progress(0.4 + 0.6 * (
+                                    done[number] + (done[number + 1] - done[number]) * share)))
             if reduction is not None:
                 written = sum(len(fcurve.keyframe_points) for fcurve in Channels(action, obj, create=False).all())
                 reports.append(KeyReport(reduction.keys_before, written, reduction.worst_error * scale,

@@ -1,0 +1,133 @@
+"""Measure retargets as an animator would judge them, on the corpus: twist, floor, sliding feet, pops.
+
+Prints Markdown tables (the README's figures come from here):
+
+* canonical clips: the knees' and elbows' axes in their own bones' frames
+  against the anatomical ones (degrees), and on walks how far the hips, chest
+  and head face from the direction of travel;
+* walks from other captures onto the rigs: the slide of planted feet per
+  contact frame (leg lengths), source and result, the planted ankle height
+  against the rig's own captures, and the largest knee step, for ``feet="free"``
+  and ``"planted"``;
+* with ``--plot FOLDER`` (matplotlib), a side view of each retarget's legs and
+  feet over time, free above planted.  Not a test.
+
+    python scripts/retarget_quality.py [--corpus ../shared/corpus] [--plot /tmp/feet] [--walk other.bvh ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from mocap_addon.core import Clip, load, world_positions
+from mocap_addon.core.anatomy import angle_between, facing_to_travel, hinge_axes, largest_bend_step
+from mocap_addon.core.contacts import Contacts, find_contacts
+from mocap_addon.core.naming import map_skeleton
+from mocap_addon.core.retarget import retarget, to_canonical
+
+WALKS = ["bvh/ganim_Xia_normal.bvh", "bvh/bandai_dataset-2_walk_elderly_004.bvh",
+         "asf_amc/vicon_male.walk-speed 4.AMC", "htr/gpr450_xbot_walk_m_mixamo.com.htr",
+         "bvh/bandai_dataset-1_walk_normal_001.bvh"]
+RIGS = ["bvh/fm_cmu_01_01.bvh", "htr/gpr450_xbot_samba_mixamo.com.htr", "bvh/bandai_dataset-1_walk_normal_001.bvh",
+        "asf_amc/fm_01_01.amc"]
+ANATOMICAL = {"knee_l": [1.0, 0.0, 0.0], "knee_r": [1.0, 0.0, 0.0], "elbow_l": [0.0, -1.0, 0.0],
+              "elbow_r": [0.0, 1.0, 0.0]}
+NOT_HUMAN = ("Crab", "simple", "sinusoidal", "maya_export", "JSON_not_bvh")
+
+
+def joints_of(clip: Clip) -> dict[str, int]:
+    return {c: clip.skeleton.index(n) for n, c in map_skeleton(clip.skeleton).items() if c is not None}
+
+
+def feet(clip: Clip) -> np.ndarray:
+    """World positions ``(F, 2, 2, 3)`` of the ankles and balls of the feet."""
+    index, positions = joints_of(clip), world_positions(clip)
+    return positions[:, [[index[f"foot_{s}"], index.get(f"toes_{s}", index[f"foot_{s}"])] for s in "lr"]]
+
+
+def canonical_table(corpus: Path) -> None:
+    files = sorted(p for folder in ("bvh", "htr", "asf_amc") for p in (corpus / folder).iterdir()
+                   if p.suffix.lower() in (".bvh", ".htr", ".amc") and not any(w in p.name for w in NOT_HUMAN))
+    print("| file | knee L | knee R | elbow L | elbow R | hips | chest | head |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for path in files:
+        canonical = to_canonical(load(path))
+        axes = hinge_axes(canonical)
+        cells = [f"{angle_between(a, np.array(ANATOMICAL[h])):.2f}" if a is not None else "-" for h, a in axes.items()]
+        facing = facing_to_travel(canonical) if any(w.endswith(path.name) for w in WALKS) else {}
+        cells += [f"{facing[j]:.0f}" if j in facing else "" for j in ("hips", "spine_04", "head")]
+        print(f"| {path.name} | " + " | ".join(cells) + " |", flush=True)
+
+
+def feet_table(corpus: Path, plots: Path | None, walks: list[str]) -> None:
+    print("\n| rig | walk | slide source | free | planted | planted / source | planted height rig | free | "
+          "planted | knee step source | planted | missed frames |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for rig_name in RIGS:
+        rig = load(corpus / rig_name)
+        own = find_contacts(rig)
+        for walk_name in [w for w in walks if w != rig_name]:
+            source = load(corpus / walk_name)
+            contacts = find_contacts(source)
+            results = {mode: retarget(source, rig, feet=mode) for mode in ("free", "planted")}
+            measured = {mode: replace(contacts, points=feet(r), up=own.up, leg=own.leg) for mode, r in results.items()}
+            slides = {mode: m.slide() for mode, m in measured.items()}
+            heights = {mode: float(np.median(((m.points[..., 0, :] @ own.up - own.floor) / own.leg)[
+                contacts.touching[..., 0]])) for mode, m in measured.items()}
+            planted = results["planted"]
+            print(f"| {Path(rig_name).name} | {Path(walk_name).name} | {contacts.slide():.5f} | "
+                  f"{slides['free']:.5f} | {slides['planted']:.5f} | {slides['planted'] / contacts.slide():.2f} | "
+                  f"{own.planted_height():.3f} | "
+                  f"{heights['free']:.3f} | {heights['planted']:.3f} | {largest_bend_step(source):.1f} | "
+                  f"{largest_bend_step(planted):.1f} | {planted.metadata['feet']['missed_frames']} |", flush=True)
+            if plots is not None:
+                draw(plots / f"{Path(walk_name).stem}_onto_{Path(rig_name).stem}.png", contacts, own, measured,
+                     f"{Path(walk_name).name} onto {Path(rig_name).name}")
+
+
+def draw(path: Path, contacts: Contacts, own: Contacts, measured: dict[str, Contacts], title: str) -> None:
+    """Ankle heights above the rig's floor over time (contacts shaded), free above planted."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(2, 1, figsize=(12, 6), sharex=True)
+    frames = np.arange(contacts.frame_count)
+    for axis, (mode, points) in zip(axes, measured.items()):
+        for side, colour in ((0, "tab:blue"), (1, "tab:red")):
+            height = (points.points[:, side, 0] @ own.up - own.floor) / own.leg
+            axis.plot(frames, height, color=colour, label=f"ankle {'LR'[side]}")
+            axis.fill_between(frames, -0.04 + 0.015 * side, -0.03 + 0.015 * side, where=contacts.touching[:, side, 0],
+                              color=colour, alpha=0.5, step="mid")
+        axis.axhline(own.planted_height(), color="green", linestyle=":", label="rig's planted height")
+        axis.axhline(0.0, color="black", linewidth=0.5)
+        axis.set_ylabel("leg lengths")
+        axis.set_title(f"{title}: feet {mode}", fontsize=9)
+        axis.legend(fontsize=7, loc="upper right")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.tight_layout()
+    figure.savefig(path, dpi=70)
+    plt.close(figure)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
+    parser.add_argument("--plot", type=Path, help="a folder for side views (needs matplotlib)")
+    parser.add_argument("--walk", action="append", default=[], help="another walk (a path) to retarget onto the rigs")
+    args = parser.parse_args()
+    canonical_table(args.corpus)
+    feet_table(args.corpus, args.plot, WALKS + [str(Path(w).resolve()) for w in args.walk])
+
+
+if __name__ == "__main__":
+    main()
