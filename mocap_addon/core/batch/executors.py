@@ -10,11 +10,12 @@ it reported as :class:`WorkerDied`.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, InvalidStateError, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
@@ -159,7 +160,9 @@ class DaskPool(Pool):
         super().__init__(max(1, sum(self.client.nthreads().values())))
 
     def _make(self) -> Executor:
-        return self.client.get_executor(pure=False)  # pure=False: a retried task runs again
+        # Client.get_executor(pure=False) (pure=False: a retried task runs again), its futures settled
+        # as below.
+        return _settled_executor(type(self.client.get_executor()))(self.client, pure=False)
 
     def _renew(self) -> None:
         """Dask replaces dead workers itself; the executor stays."""
@@ -168,3 +171,28 @@ class DaskPool(Pool):
         self.client.close()
         if self._cluster is not None:
             self._cluster.close()
+
+
+def _settled_executor(client_executor: type[Any]) -> type[Any]:
+    """Dask's ``concurrent.futures`` executor with each future settled by its Dask future's own done
+    callback.  Dask's executor copies a result over in a coroutine that lets an error escape when a
+    worker died holding the result and recomputing it failed (distributed 2026.8), leaving the
+    ``concurrent.futures`` future pending for ever; here every outcome, that one too, reaches it."""
+
+    class SettledExecutor(client_executor):  # type: ignore[misc]
+        def _wrap_future(self, future: Any) -> Future[Any]:
+            settled: Future[Any] = Future()
+
+            def copy(finished: Any) -> None:  # on Dask's callback thread
+                try:
+                    outcome, failed = finished.result(), False
+                except BaseException as error:  # the task's error, a dead worker's, a cancellation
+                    outcome, failed = error, True
+                with contextlib.suppress(InvalidStateError):  # cancelled meanwhile
+                    settled.set_exception(outcome) if failed else settled.set_result(outcome)
+
+            settled.add_done_callback(lambda mine: future.cancel() if mine.cancelled() else None)
+            future.add_done_callback(copy)
+            return settled
+
+    return SettledExecutor
