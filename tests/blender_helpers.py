@@ -80,3 +80,35 @@ def armature_from_bones(bpy, name: str, bones) -> object:
         made[bone_name] = bone
     bpy.ops.object.mode_set(mode="OBJECT")
     return obj
+
+
+class Layout:
+    """Stands in for a panel's layout: checks every property and operator the panel draws exists."""
+
+    def __init__(self, bpy, drawn):
+        self.bpy, self.drawn = bpy, drawn
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: Layout(self.bpy, self.drawn)  # row, column, box, label, separator
+
+    def prop(self, data, name, **kwargs):
+        assert name in data.bl_rna.properties, name
+        self.drawn.append(name)
+
+    def prop_search(self, data, name, search_data, search_name, **kwargs):
+        assert name in data.bl_rna.properties and search_name in search_data.bl_rna.properties
+        self.drawn.append(name)
+
+    def operator(self, idname, **kwargs):
+        category, name = idname.split(".")
+        properties = getattr(getattr(self.bpy.ops, category), name).get_rna_type().properties
+        self.drawn.append(idname)
+        return OperatorProperties(properties)
+
+
+class OperatorProperties:
+    def __init__(self, properties):
+        object.__setattr__(self, "properties", properties)
+
+    def __setattr__(self, name, value):
+        assert name in self.properties, name

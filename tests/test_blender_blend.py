@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.blender_helpers import extent, ids, pose_heads
+from tests.blender_helpers import Layout, extent, ids, pose_heads
 from tests.conftest import CORPUS
 
 pytestmark = pytest.mark.blender
@@ -233,38 +233,6 @@ def test_failures_leave_the_data_as_it_was(clips):
     assert bpy.data.objects[RESULT].data.animation_data is None
 
 
-class _Layout:
-    """Stands in for a panel's layout: checks every property and operator the panel draws exists."""
-
-    def __init__(self, bpy, drawn):
-        self.bpy, self.drawn = bpy, drawn
-
-    def __getattr__(self, name):
-        return lambda *args, **kwargs: _Layout(self.bpy, self.drawn)  # row, column, box, label, separator
-
-    def prop(self, data, name, **kwargs):
-        assert name in data.bl_rna.properties, name
-        self.drawn.append(name)
-
-    def prop_search(self, data, name, search_data, search_name, **kwargs):
-        assert name in data.bl_rna.properties and search_name in search_data.bl_rna.properties
-        self.drawn.append(name)
-
-    def operator(self, idname, **kwargs):
-        category, name = idname.split(".")
-        properties = getattr(getattr(self.bpy.ops, category), name).get_rna_type().properties
-        self.drawn.append(idname)
-        return _OperatorProperties(properties)
-
-
-class _OperatorProperties:
-    def __init__(self, properties):
-        object.__setattr__(self, "properties", properties)
-
-    def __setattr__(self, name, value):
-        assert name in self.properties, name
-
-
 def test_panel_draws_inputs_and_the_results_tools(clips):
     from mocap_addon.blender.tools.blend import VIEW3D_PT_mocap_blend
 
@@ -274,7 +242,7 @@ def test_panel_draws_inputs_and_the_results_tools(clips):
     drawn: list[str] = []
 
     class Panel:
-        layout = _Layout(bpy, drawn)
+        layout = Layout(bpy, drawn)
 
     VIEW3D_PT_mocap_blend.draw(Panel(), bpy.context)
     assert drawn == ["clip_a", "clip_b", "mix", "offset", "align", "root", "mask", "mocap.blend"]

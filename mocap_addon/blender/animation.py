@@ -133,6 +133,17 @@ def sample_fcurve(fcurve: bpy.types.FCurve, frames: np.ndarray) -> np.ndarray:
     return np.array([fcurve.evaluate(float(f)) for f in frames])
 
 
+def fill_curve(fcurve: bpy.types.FCurve, frames: np.ndarray, values: np.ndarray,
+               interpolation: int = LINEAR) -> None:
+    """Replace ``fcurve``'s keys by ``values`` at ``frames``, in bulk (``interpolation``: an enum value)."""
+    keys = fcurve.keyframe_points
+    keys.clear()
+    keys.add(len(frames))
+    keys.foreach_set("co", np.column_stack([frames, values]).astype(np.float32).ravel())
+    keys.foreach_set("interpolation", np.full(len(frames), interpolation, dtype=np.uint8))
+    fcurve.update()
+
+
 def curves_by_path(obj: bpy.types.Object | bpy.types.Armature,
                    action: bpy.types.Action) -> dict[tuple[str, int], bpy.types.FCurve]:
     """The F-curves ``obj`` reads from ``action``, by (data path, index)."""

@@ -52,13 +52,14 @@ def run_time_property(block: bpy.types.bpy_struct, name: str) -> Any:
 
 
 def assign_action(obj: bpy.types.Object | bpy.types.Armature, action: bpy.types.Action) -> object | None:
-    """Make ``action`` animate ``obj``; returns the slot (``None`` before slotted actions)."""
+    """Make ``action`` animate ``obj`` (an object or an armature's data); returns the slot (``None`` before
+    slotted actions)."""
     animation = obj.animation_data or obj.animation_data_create()
     if not is_slotted(action):
         animation.action = action
         return None
     slots = slotted(action).slots
-    slot = slots.new(id_type="OBJECT", name=obj.name) if not slots else slots[0]
+    slot = slots.new(id_type=obj.id_type, name=obj.name) if not slots else slots[0]
     animation.action = action
     slotted(animation).action_slot = slot
     return slot

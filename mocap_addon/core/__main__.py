@@ -1,6 +1,7 @@
 """Command line: ``python -m mocap_addon.core info FILE``, ``convert IN OUT``, ``map FILE``,
 ``canonical IN OUT``, ``retarget IN --onto SKELETON_FILE OUT``, ``blend A B OUT``, ``reduce FILE``,
-``batch INPUT... -o OUT_DIR --to FORMAT`` and ``preview FILE OUT.png``."""
+``graph build|info|synth|plot`` (:mod:`.graph_commands`), ``batch INPUT... -o OUT_DIR --to FORMAT``
+(:mod:`.batch`) and ``preview FILE OUT.png``."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from . import graph_commands
 from .batch.cli import add_batch_command, batch_command
 from .errors import MissingDependency, MocapFormatError
 from .formats import format_of, load, save, unit_note
@@ -113,6 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     mixing.add_argument("--mask", help="only these joints take the mix: upper_body, lower_body, left_arm, "
                                        "right_arm or spine_head")
     mixing.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
+    graph_commands.add_parser(commands)
     add_batch_command(commands)
     look = commands.add_parser("preview", help="a PNG contact sheet of FILE: six frames from the side and the "
                                                "front, on its floor (needs matplotlib)")
@@ -143,6 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"{result.frame_count} frames")
             for warning in result.metadata.get("warnings", []):
                 print(f"warning: {warning}")
+        elif args.command == "graph":
+            graph_commands.run(args)
         elif args.command == "preview":
             from .preview import contact_sheet
 
@@ -165,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             note = unit_note(clip, format_of(args.output))
             if note:
                 print(f"unit: {note}")
-    except (MocapFormatError, OSError, ValueError) as error:
+    except (MocapFormatError, OSError, ValueError, ImportError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     except MissingDependency as error:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import blend, mapping, retarget
+from . import blend, mapping, retarget, transitions
 
-MODULES: tuple[ModuleType, ...] = (mapping, retarget, blend)
+MODULES: tuple[ModuleType, ...] = (mapping, retarget, blend, transitions)
 CLASSES = tuple(c for module in MODULES for c in module.CLASSES)
 
 

@@ -9,12 +9,11 @@ import os
 import sys
 from typing import Any
 
+from ..units import UNIT_CHOICES
 from .convert import Settings
 from .executors import machine_cores
 from .plan import TARGETS
 from .run import REPORT_NAME, BatchError, run_batch
-
-UNITS = ("mm", "cm", "m", "in", "ft")
 
 
 def _positive(text: str) -> int:
@@ -50,7 +49,7 @@ def add_batch_command(commands: Any) -> None:
     batch.add_argument("--reduce", type=_tolerance, metavar="TOLERANCE",
                        help="write what an import with Reduce Keys at TOLERANCE (of the figure's height) plays "
                             "back; the report gives the keys kept and the worst error")
-    batch.add_argument("--unit", choices=UNITS,
+    batch.add_argument("--unit", choices=tuple(UNIT_CHOICES),
                        help="length of one input unit, for files that state none (BVH), as convert --unit")
     batch.add_argument("--jobs", type=_positive, default=None,
                        help=f"worker processes (default: the machine's cores, {machine_cores()} here)")

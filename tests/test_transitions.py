@@ -1,0 +1,494 @@
+"""Motion graphs (core.transitions): the distance, the pruning rules, the graph file, synthesis and plots."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mocap_addon.core import Clip, load, world_positions
+from mocap_addon.core.contacts import find_contacts
+from mocap_addon.core.frame_matching import frame_features, joint_weights
+from mocap_addon.core.kinematics import place_translation, translation_channels
+from mocap_addon.core.model import encode_joint
+from mocap_addon.core.motion_graph import _largest_cycle_part, gap_frames, library_pose, run_ends
+from mocap_addon.core.pose import Pose
+from mocap_addon.core.retarget import retarget
+from mocap_addon.core.rotations import axis_matrices, quaternion_to_matrix
+from mocap_addon.core.transitions import (
+    MotionGraph,
+    Transition,
+    assemble,
+    build,
+    load_graph,
+    plot,
+    synthesize,
+    transition_steps,
+    walk,
+)
+from tests.conftest import CORPUS, SAMPLES
+
+WALKS = [CORPUS / "bvh" / "ganim_Xia_normal.bvh", CORPUS / "asf_amc" / "vicon_male.walk-speed 4.AMC",
+         CORPUS / "htr" / "gpr450_xbot_walk_m_mixamo.com.htr", CORPUS / "bvh" / "bandai_dataset-1_walk_normal_001.bvh",
+         CORPUS / "bvh" / "bandai_dataset-2_walk_elderly_004.bvh"]
+DANCE = CORPUS / "bvh" / "bandai_dataset-1_dance-short_normal_001.bvh"
+needs_corpus = pytest.mark.skipif(not all(p.is_file() for p in [*WALKS, DANCE]), reason="../shared/corpus is absent")
+
+
+def part(clip: Clip, start: int, stop: int | None = None) -> Clip:
+    out = clip.copy()
+    out.motion = clip.motion[start:stop].copy()
+    return out
+
+
+def turned(clip: Clip, degrees: float, shift: tuple[float, float, float]) -> Clip:
+    """``clip`` turned about its (Y) up axis by ``degrees`` and moved by ``shift`` (file units), at the root."""
+    out = clip.copy()
+    skeleton = clip.skeleton
+    turn = axis_matrices("Y", np.radians(degrees))
+    rest = skeleton.rest_rotations[0]
+    rotations = rest.T @ turn @ rest @ clip.joint_rotations(0)
+    positions = place_translation(skeleton, 0, clip.joint_translations(0)) @ turn.T + np.asarray(shift)
+    start = skeleton.channel_starts()[0]
+    layout = skeleton.channels[0]
+    out.motion[:, start:start + len(layout)] = encode_joint(layout, rotations,
+                                                            translation_channels(skeleton, 0, positions))
+    return out
+
+
+def turns(pose: Pose, joint: int) -> np.ndarray:
+    """A pose joint's local rotation matrices (the canonical rest is the identity, as in a clip's channels)."""
+    return quaternion_to_matrix(pose.rotations[:, joint])
+
+
+def check_rules(graph: MotionGraph, contacts: bool = True) -> None:
+    """Every kept transition obeys the rules; every alive frame has a way on."""
+    settings = graph.params
+    sources, targets = graph.sources, graph.targets
+    assert np.all(graph.probabilities >= settings["threshold"])
+    np.testing.assert_allclose(graph.probabilities, np.exp(-graph.costs / settings["sigma"]))
+    clip_of = graph.clip_of
+    assert np.all(clip_of(targets - 1) == clip_of(targets)), "j - 1 is in j's clip"
+    same = clip_of(sources) == clip_of(targets)
+    assert np.all(np.abs(sources[same] - (targets[same] - 1)) >= settings["min_gap"] * graph.fps - 1e-9)
+    if contacts:
+        assert np.array_equal(graph.contacts[sources], graph.contacts[targets - 1])
+    np.testing.assert_allclose(graph.costs, graph.features.costs(sources, targets - 1), atol=1e-12)
+    assert np.all(np.diff(sources) >= 0) and len(graph.transitions_from(int(sources[0]))) >= 1
+    if settings["strongly_connected"]:
+        alive = graph.alive
+        assert alive[sources].all() and alive[targets].all()
+        last = np.append(clip_of(np.arange(1, graph.frame_count)) != clip_of(np.arange(graph.frame_count - 1)), True)
+        plays_on = ~last & np.append(alive[1:], False)
+        has_way = plays_on | np.isin(np.arange(graph.frame_count), sources)
+        assert has_way[alive].all(), "a dead end in the kept part"
+        ends = run_ends(alive, graph.clip_ends)
+        assert np.all(ends[targets] - targets >= gap_frames(settings["min_gap"], graph.fps))
+
+
+@pytest.fixture(scope="module")
+def samples() -> list[Clip]:
+    return [load(SAMPLES / "walk_turn.bvh"), load(SAMPLES / "jog_wave.bvh")]
+
+
+@pytest.fixture(scope="module")
+def sample_graph(samples) -> MotionGraph:
+    return build(samples)
+
+
+# --- the distance ------------------------------------------------------------------------------------------
+
+
+def test_distance_is_zero_for_equal_frames_symmetric_and_the_best_turn(samples):
+    features = frame_features(library_pose(samples[1], 30.0), joint_weights(), 2.0)
+    frames = np.arange(features.frame_count)
+    assert features.costs(frames, frames).max() <= 1e-20
+    rng = np.random.default_rng(1)
+    a, b = rng.integers(0, features.frame_count, (2, 40))
+    np.testing.assert_allclose(features.costs(a, b), features.costs(b, a), rtol=1e-12)
+    # the closed form against a search over turns about the vertical
+    turns = np.exp(1j * np.linspace(-np.pi, np.pi, 20001))
+    for first, second in zip(a, b):
+        ground = features.ground[first][None] - turns[:, None] * features.ground[second][None]
+        searched = (np.abs(ground) ** 2).sum(axis=1) + ((features.height[first] - features.height[second]) ** 2).sum()
+        assert features.costs(np.array([first]), np.array([second]))[0] == pytest.approx(searched.min(), rel=1e-6)
+
+
+@settings(max_examples=12, deadline=None)
+@given(degrees=st.floats(-180, 180), dx=st.floats(-500, 500), dy=st.floats(-30, 30), dz=st.floats(-500, 500))
+def test_distance_ignores_turns_about_the_vertical_and_moves(samples, degrees, dx, dy, dz):
+    jog = samples[1]
+    weights = joint_weights()
+    base = frame_features(library_pose(jog, 30.0), weights, 2.0)
+    moved = frame_features(library_pose(turned(jog, degrees, (dx, dy, dz)), 30.0), weights, 2.0)
+    a, b = np.triu_indices(jog.frame_count, 1)
+    np.testing.assert_allclose(moved.costs(a, b), base.costs(a, b), atol=1e-9)
+    np.testing.assert_allclose(base.costs(a, b[::-1]), frame_features(
+        library_pose(jog, 30.0), weights, 2.0).costs(a, b[::-1]))
+
+
+def test_weights_and_settings_are_checked(samples):
+    with pytest.raises(ValueError, match="threshold"):
+        build(samples, threshold=0)
+    with pytest.raises(ValueError, match="sigma"):
+        build(samples, sigma=0)
+    with pytest.raises(ValueError, match="canonical skeleton lacks: elbow"):
+        build(samples, weights={"elbow": 1.0})
+    with pytest.raises(ValueError, match="not all zero"):
+        build(samples, weights=[0.0] * 54)
+    with pytest.raises(ValueError, match="at least one clip"):
+        build([])
+    with pytest.raises(ValueError, match="contact states of shape"):
+        build(samples, contacts=[np.zeros((3, 2), bool), np.zeros((120, 2), bool)])
+
+
+# --- the rules ---------------------------------------------------------------------------------------------
+
+
+def test_sample_graph_obeys_the_rules(sample_graph):
+    graph = sample_graph
+    assert len(graph.sources) > 10
+    check_rules(graph)
+    assert graph.clip_names == ["walk_turn.bvh", "jog_wave.bvh"]
+    np.testing.assert_array_equal(graph.clip_frames, [120, 120])
+    np.testing.assert_array_equal(graph.offsets, [0, 120])
+    assert graph.params["sigma"] == 3.0 and graph.params["threshold"] == 0.9 and graph.fps == 30.0
+    best = graph.transitions_from(int(graph.sources[0]))
+    assert all(isinstance(t, Transition) for t in best) and best == sorted(best, key=lambda t: t.cost)
+    assert graph.transitions_from(-5) == []
+
+
+def test_contact_states_must_agree(samples):
+    # the jog with made-up contacts: its left foot "planted" in alternate runs of 7 frames
+    planted = np.zeros((120, 2), dtype=bool)
+    planted[:, 0] = (np.arange(120) // 7) % 2 == 0
+    states = [np.zeros((120, 2), dtype=bool), planted]
+    ruled = build(samples, contacts=states)
+    check_rules(ruled)
+    np.testing.assert_array_equal(ruled.contacts[120:], planted)
+    assert ruled.params["contacts"] == "given"
+    detected = build(samples)
+    check_rules(detected)
+    for clip, first in zip(samples, detected.offsets):
+        expected = find_contacts(library_pose(clip, 30.0)).planted
+        np.testing.assert_array_equal(detected.contacts[first:first + len(expected)], expected)
+    free = build(samples, contacts=False)
+    np.testing.assert_array_equal(free.contacts, detected.contacts)  # recorded, not compared
+    unruled = build(samples, contacts=False, strongly_connected=False, local_maxima=False)
+    mismatched = planted[unruled.sources - 120, 0] != planted[unruled.targets - 121, 0]
+    assert mismatched[unruled.sources >= 120].any(), "the rule prunes something"
+
+
+def test_local_maxima_keep_the_best_of_similar_transitions(samples):
+    every = build(samples, contacts=False, local_maxima=False, strongly_connected=False)
+    best = build(samples, contacts=False, strongly_connected=False)
+    assert 0 < len(best.pairs) < len(every.pairs) / 3
+    assert {tuple(p) for p in best.pairs} <= {tuple(p) for p in every.pairs}
+    # no kept pair has a better pair of the full set among its 8 neighbours
+    costs = {tuple(p): c for p, c in zip(every.pairs, every.pair_costs)}
+    for (a, b), cost in zip(best.pairs, best.pair_costs):
+        near = [costs.get((a + s, b + t)) for s, t in itertools.product((-1, 0, 1), repeat=2)]
+        assert min(c for c in near if c is not None) >= cost - 1e-5
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_largest_cycle_part_matches_reachability(data):
+    clips = data.draw(st.lists(st.integers(1, 6), min_size=1, max_size=4))
+    frames = sum(clips)
+    starts = np.concatenate([[0], np.cumsum(clips)[:-1]]).astype(np.int64)
+    edges = data.draw(st.lists(st.tuples(st.integers(0, frames - 1), st.integers(0, frames - 1)), max_size=8))
+    sources = np.array([a for a, _ in edges], dtype=np.int64)
+    targets = np.array([b for _, b in edges], dtype=np.int64)
+    alive = _largest_cycle_part(frames, starts, sources, targets)
+    # brute force: frame graph closure
+    step = np.zeros((frames, frames), dtype=bool)
+    for f in range(frames - 1):
+        step[f, f + 1] = f + 1 not in starts
+    step[sources, targets] = True
+    reach = step.copy()
+    for _ in range(frames):
+        reach = reach | (reach.astype(np.int64) @ reach.astype(np.int64) > 0)
+    mutual = reach & reach.T
+    parts = {tuple(np.flatnonzero(mutual[f])) for f in range(frames) if mutual[f, f]}
+    sizes = sorted((len(p), p) for p in parts)
+    if not sizes:
+        assert not alive.any()
+        return
+    largest = max(len(p) for p in parts)
+    assert alive.sum() == largest
+    assert tuple(np.flatnonzero(alive)) in parts
+
+
+# --- the graph file and adding clips ---------------------------------------------------------------------
+
+
+def graph_arrays(graph: MotionGraph) -> dict[str, object]:
+    return {"fps": graph.fps, "clip_names": graph.clip_names, "params": graph.params,
+            **{name: getattr(graph, name) for name in ("clip_frames", "offsets", "sources", "targets", "costs",
+                                                       "probabilities", "contacts", "alive", "pairs", "pair_costs",
+                                                       "source_frames")},
+            "ground": graph.features.ground, "height": graph.features.height}
+
+
+def assert_same_graph(first: MotionGraph, second: MotionGraph) -> None:
+    a, b = graph_arrays(first), graph_arrays(second)
+    assert a.keys() == b.keys()
+    assert first.references.keys() == second.references.keys()
+    for key, reference in first.references.items():
+        np.testing.assert_array_equal(reference, second.references[key])
+    for name in a:
+        if isinstance(a[name], np.ndarray):
+            assert a[name].dtype == b[name].dtype, name
+            np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+        else:
+            assert a[name] == b[name], name
+
+
+def test_save_and_load_keep_every_array(sample_graph, tmp_path):
+    path = tmp_path / "graph.npz"
+    sample_graph.save(path)
+    assert_same_graph(load_graph(path), sample_graph)
+    assert not list(tmp_path.glob("*.part*"))
+    (tmp_path / "bad.npz").write_bytes(b"not a graph")
+    with pytest.raises(ValueError, match="not a motion graph"):
+        load_graph(tmp_path / "bad.npz")
+
+
+def test_graphs_do_not_depend_on_how_rows_fall_into_blocks(samples, monkeypatch):
+    import mocap_addon.core.frame_matching as frame_matching
+
+    clips = [samples[1], part(samples[1], 30, 110), turned(part(samples[1], 10), 40.0, (50.0, 0.0, -20.0))]
+    whole = build(clips, contacts=False)
+    monkeypatch.setattr(frame_matching, "BLOCK_ELEMENTS", 1 << 10)  # 16-row blocks
+    assert_same_graph(build(clips, contacts=False), whole)
+
+
+def test_adding_a_clip_is_building_with_it(samples):
+    jog = samples[1]
+    clips = [samples[0], part(jog, 0, 80), part(jog, 40)]
+    grown = build(clips[:2], contacts=False)
+    grown.add(clips[2])
+    assert_same_graph(grown, build(clips, contacts=False))
+    with pytest.raises(ValueError, match="contact states"):
+        grown.add(jog, contacts=np.zeros((120, 2), bool))
+
+
+# --- synthesis ---------------------------------------------------------------------------------------------
+
+
+def test_walk_keeps_the_gap_and_the_seed(sample_graph):
+    graph = sample_graph
+    path = walk(graph, 600, start=130, seed=3)
+    assert len(path) == 600 and path[0] == 130
+    assert np.array_equal(path, walk(graph, 600, start=130, seed=3))
+    jumps = np.flatnonzero(path[1:] != path[:-1] + 1) + 1
+    assert len(jumps) >= 5
+    assert np.all(np.diff(jumps) >= gap_frames(graph.params["min_gap"], graph.fps))
+    pairs = set(zip(graph.sources.tolist(), graph.targets.tolist()))
+    assert all((path[t - 1], path[t]) in pairs for t in jumps)
+    assert graph.alive[path].all()
+
+
+def test_walk_lets_the_caller_choose(sample_graph):
+    graph = sample_graph
+    offered = []
+
+    def best(frame, options):
+        offered.append((frame, options))
+        return options[0]
+
+    path = walk(graph, 300, start=125, choose=best)
+    jumps = np.flatnonzero(path[1:] != path[:-1] + 1) + 1
+    assert offered and len(jumps) == len(offered)
+    assert all(path[t] == options[0].target for t, (_, options) in zip(jumps, offered))
+    # playing on wherever the clip goes on: jumps only where the kept part of a clip ends
+    lazy = walk(graph, 300, start=125, choose=lambda frame, options: None)
+    ends = run_ends(graph.alive, graph.clip_ends)
+    assert all(ends[lazy[t - 1]] == lazy[t - 1] + 1 for t in np.flatnonzero(lazy[1:] != lazy[:-1] + 1) + 1)
+    with pytest.raises(ValueError, match="not one of the transitions"):
+        walk(graph, 300, start=125, choose=lambda frame, options: Transition(0, 1, 0.0, 1.0))
+
+
+def test_walk_starts_outside_the_kept_part_only_if_it_leads_in(sample_graph):
+    graph = sample_graph
+    assert not graph.alive[120]
+    assert walk(graph, 200, start=120, seed=1)[0] == 120
+    assert not graph.alive[:120].any()  # the turning walk matches nothing
+    with pytest.raises(ValueError, match="does not lead into"):
+        walk(graph, 200, start=0)
+    with pytest.raises(ValueError, match="outside"):
+        walk(graph, 10, start=240)
+
+
+def test_synthesis_plays_the_sources_between_transitions(samples, sample_graph):
+    graph = sample_graph
+    result = synthesize(graph, samples, frames=400, start=130, seed=5, blend_frames=4)
+    path = np.array(result.metadata["path"])
+    assert result.frame_count == 400 and result.fps == graph.fps and result.unit_in_metres == 1.0
+    assert [t for t, _, _ in result.metadata["transitions"]] == (np.flatnonzero(path[1:] != path[:-1] + 1) + 1).tolist()
+    jog = library_pose(samples[1], graph.fps)
+    # away from blends every joint's local rotation is the source's and the figure moves as the source does
+    settled = np.ones(400, dtype=bool)
+    for landing, _, _ in result.metadata["transitions"]:
+        settled[landing:landing + 4] = False
+    frames = path[settled] - 120
+    for joint in range(1, result.skeleton.joint_count):
+        np.testing.assert_allclose(result.joint_rotations(joint)[settled], turns(jog, joint)[frames], atol=1e-9)
+    ours, theirs = world_positions(result), world_positions(jog)
+    relative = ours - ours[:, :1]
+    source = theirs[frames] - theirs[frames, :1]
+    np.testing.assert_allclose(np.linalg.norm(relative[settled], axis=-1), np.linalg.norm(source, axis=-1), atol=1e-9)
+    step = np.linalg.norm(np.diff(ours[:, 0], axis=0), axis=-1)
+    source_step = np.linalg.norm(np.diff(theirs[:, 0], axis=0), axis=-1)
+    assert step.max() <= source_step.max() * 1.5  # the hips never jump
+
+
+def test_blending_ends_on_the_target_and_zero_blend_frames_jump(samples, sample_graph):
+    graph = sample_graph
+    path = walk(graph, 200, start=130, seed=2)
+    landing = int(np.flatnonzero(path[1:] != path[:-1] + 1)[0] + 1)
+    jog = library_pose(samples[1], graph.fps)
+    target = path[landing] - 120
+    sharp = assemble(graph, samples, path, blend_frames=0)
+    soft = assemble(graph, samples, path, blend_frames=6)
+    for joint in (5, 12, 20):  # not the hips, whose heading is integrated
+        np.testing.assert_allclose(sharp.joint_rotations(joint)[landing], turns(jog, joint)[target], atol=1e-9)
+        np.testing.assert_allclose(soft.joint_rotations(joint)[landing + 6], turns(jog, joint)[target + 6], atol=1e-9)
+    jumps = np.linalg.norm(np.diff(world_positions(sharp), axis=0), axis=-1)[landing - 1]
+    blended = np.linalg.norm(np.diff(world_positions(soft), axis=0), axis=-1)[landing - 1]
+    assert blended.max() < jumps.max()
+    sharp_steps, soft_steps = transition_steps(graph, samples, sharp), transition_steps(graph, samples, soft)
+    rows = sum(min(6, 200 - t) for t, _, _ in sharp.metadata["transitions"])  # the last may be cut short
+    assert sharp_steps.shape == soft_steps.shape == (rows, 54)
+    assert soft_steps.max() < sharp_steps.max()
+    assert transition_steps(graph, samples, assemble(graph, samples, range(130, 160))).shape == (0, 54)
+    with pytest.raises(ValueError, match="first frame of a clip"):
+        assemble(graph, samples, [5, 6, 120, 121])
+
+
+def test_synthesis_refuses_other_clips_and_retargets(samples, sample_graph):
+    with pytest.raises(ValueError, match="not the clip it was built from"):
+        synthesize(sample_graph, [samples[0], part(samples[1], 0, 100)], frames=50, start=130)
+    with pytest.raises(ValueError, match="the graph has 2 clips, 1 given"):
+        synthesize(sample_graph, samples[:1], frames=50, start=130)
+    result = synthesize(sample_graph, samples, frames=90, start=130, seed=0)
+    onto = retarget(result, samples[0])
+    assert onto.frame_count == 90 and onto.skeleton.names == samples[0].skeleton.names
+
+
+# --- plots -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["per_frame", "between", "matrix"])
+def test_plots_write_png(sample_graph, tmp_path, kind):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / f"{kind}.png"
+    plot(sample_graph, path, kind=kind)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    plot(sample_graph, tmp_path / "two.png", kind=kind, clips=["jog_wave.bvh", 0])
+    with pytest.raises(ValueError, match="no clip named"):
+        plot(sample_graph, path, clips=["nothing"])
+
+
+def test_plots_say_when_matplotlib_is_missing(sample_graph, tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.backends.backend_agg", None)
+    with pytest.raises(ImportError, match="plots need matplotlib"):
+        plot(sample_graph, tmp_path / "x.png")
+
+
+# --- the corpus --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def walks() -> list[Clip]:
+    return [load(p) for p in WALKS]
+
+
+@pytest.fixture(scope="module")
+def walk_graph(walks) -> MotionGraph:
+    return build(walks, contacts=True)
+
+
+@needs_corpus
+def test_a_capture_cut_in_two_joins_where_the_parts_overlap():
+    dance = load(DANCE)
+    first, second = part(dance, 0, 1000), part(dance, 900)
+    graph = build([first, second], contacts=True)
+    across = (graph.clip_of(graph.sources) == 0) & (graph.clip_of(graph.targets) == 1)
+    overlap = across & (graph.targets - 1 - 1000 == graph.sources - 900)
+    assert overlap.any()
+    assert graph.costs[overlap].max() <= 1e-9
+    # turned by 90 degrees and moved 3 m and 2 m on the ground (centimetres): the same transitions
+    moved = build([first, turned(second, 90.0, (300.0, 0.0, 200.0))], contacts=True)
+    np.testing.assert_array_equal(moved.sources, graph.sources)
+    np.testing.assert_array_equal(moved.targets, graph.targets)
+    np.testing.assert_allclose(moved.costs, graph.costs, rtol=0, atol=1e-6)
+
+
+@needs_corpus
+def test_walks_from_five_sources_connect(walk_graph):
+    graph = walk_graph
+    check_rules(graph, contacts=True)
+    clip_of = graph.clip_of
+    between = clip_of(graph.sources) != clip_of(graph.targets)
+    assert between.sum() >= 10
+    assert len({(a, b) for a, b in zip(clip_of(graph.sources[between]), clip_of(graph.targets[between]))}) >= 5
+    assert graph.alive.mean() >= 0.6
+    for first, count in zip(graph.offsets, graph.clip_frames):
+        assert graph.alive[first:first + count].mean() >= 0.6
+        planted = graph.contacts[first:first + count].mean(axis=0)
+        assert np.all((planted >= 0.2) & (planted <= 0.9)), planted
+
+
+@needs_corpus
+def test_motion_synthesised_from_the_walks_is_continuous(walks, walk_graph, tmp_path):
+    graph = walk_graph
+    result = synthesize(graph, walks, frames=3000, seed=7, blend_frames=5)
+    assert result.frame_count == 3000
+    transitions = result.metadata["transitions"]
+    assert len(transitions) >= 10
+    assert sum(graph.clip_of(a) != graph.clip_of(b) for _, a, b in transitions) >= 3
+    excess = transition_steps(graph, walks, result)
+    assert excess.shape == (sum(min(6, 3000 - t) for t, _, _ in transitions), 54)
+    assert excess.max() <= 0.1
+    assert np.mean(excess <= 0.04) >= 0.95
+    again = synthesize(graph, walks, frames=3000, seed=7, blend_frames=5)
+    np.testing.assert_array_equal(again.motion, result.motion)
+    assert again.metadata == result.metadata
+    path = tmp_path / "walks.npz"
+    graph.save(path)
+    loaded = load_graph(path)
+    assert_same_graph(loaded, graph)
+    np.testing.assert_array_equal(synthesize(loaded, walks, frames=3000, seed=7, blend_frames=5).motion, result.motion)
+
+
+@needs_corpus
+def test_adding_a_walk_is_building_with_it(walks, walk_graph):
+    grown = build(walks[:4], contacts=True)
+    grown.add(walks[4])
+    assert_same_graph(grown, walk_graph)
+
+
+@needs_corpus
+def test_the_same_take_in_two_formats_matches_frame_by_frame():
+    """CMU 01_01 as BVH and as ASF/AMC: BVH frame k + 1 is AMC frame k, so each is the other's best match."""
+    bvh, amc = load(CORPUS / "bvh" / "fm_cmu_01_01.bvh"), load(CORPUS / "asf_amc" / "fm_01_01.amc")
+    weights = joint_weights()
+    first = frame_features(library_pose(part(bvh, 1, 601), bvh.fps), weights, 2.0)
+    second = frame_features(library_pose(part(amc, 0, 600), bvh.fps), weights, 2.0)
+    frames = np.arange(1, 599)
+    same = first.costs(frames, frames)  # within one feature set: zero
+    assert same.max() <= 1e-20
+    both = type(first).join([first, second])
+    across = both.costs(frames, frames + 600)
+    assert across.max() < 1e-3, "the same poses from two formats"
+    assert math.isfinite(float(across.mean()))
