@@ -6,7 +6,9 @@
 #  4. build a motion graph of the jog, the walk and the waving walk, and walk it for 300 new frames;
 #  5. import the samples and the results headless with the Blender wheel into out/demo.blend and export
 #     every armature back to out/exported/;
-#  6. build the catch scene in Blender (a ball flies in, the blend's mix is solved so the hand meets it).
+#  6. build the catch scene in Blender (a ball flies in, the blend's mix is solved so the hand meets it);
+#  7. a library batch: the samples and the results converted in parallel to HTR with a contact sheet each
+#     (out/library/index.html), then put on the canonical skeleton; run again, it skips what is done.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$("$root/scripts/env.sh")"
@@ -40,3 +42,7 @@ step "import into Blender and export back"
 "$py" scripts/mocap_batch.py out/demo.blend out/exported
 step "the catch scene"
 "$py" scripts/catch_demo.py out/catch.blend
+step "a library batch with previews (open out/library/index.html)"
+"$py" -m mocap_addon.core batch samples out/jog_wave_canonical.bvh out/walk_waving.bvh -o out/library --to htr \
+  --previews --jobs 2
+"$py" -m mocap_addon.core batch samples -o out/library_canonical --to bvh --canonical --jobs 2

@@ -11,9 +11,12 @@ Export every armature of a .blend (one file per armature, format from --format):
 
     python scripts/mocap_batch.py scene.blend out_folder/ --format htr
 
-Put files (or every motion file in folders) on the canonical skeleton, or retarget them onto the skeleton
-of another file, writing one file each into a folder::
+Convert files (or every take in folders, recursively) into a folder, put them on the canonical skeleton,
+or retarget them onto the skeleton of another file: one file each, mirroring the folders.  No Blender is
+needed for that: it is the core's library batch (``python -m mocap_addon.core batch``), in parallel
+(``--jobs``), and a rerun does only what is missing or changed (``--force`` redoes all)::
 
+    python scripts/mocap_batch.py takes/ out_folder/ --format htr
     python scripts/mocap_batch.py takes/ out_folder/ --canonical [--method lengths] [--format htr]
     python scripts/mocap_batch.py walk.bvh run.bvh out_folder/ --retarget-onto character.htr [--feet free]
     python scripts/mocap_batch.py takes/ out_folder/ --retarget-onto rig.blend:Armature   # a rig in a .blend
@@ -31,7 +34,6 @@ import os
 import sys
 import time
 import traceback
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -98,10 +100,11 @@ def arguments(argv: list[str], bpy: Any) -> argparse.Namespace:
     parser.add_argument("--feet", choices=("planted", "free"),
                         help="planted: feet on the target's floor, held during contacts (retarget's default); "
                              "free: exact limb directions (the canonical conversion's default)")
-    options = parser.parse_args(argv)
-    if not exporting(options) and not converting(options) and not options.output.lower().endswith(".blend"):
-        parser.error(f"importing needs a .blend to write as the last argument, not {options.output!r}")
-    return options
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="worker processes for folder work (default: the machine's cores)")
+    parser.add_argument("--force", action="store_true",
+                        help="folder work: redo every file, even those done by an earlier run")
+    return parser.parse_args(argv)
 
 
 def exporting(options: argparse.Namespace) -> bool:
@@ -109,7 +112,9 @@ def exporting(options: argparse.Namespace) -> bool:
 
 
 def converting(options: argparse.Namespace) -> bool:
-    return bool(options.canonical or options.retarget_onto)
+    """Motion files into a folder (no Blender needed), rather than into a .blend."""
+    into_folder = not exporting(options) and not options.output.lower().endswith(".blend")
+    return bool(options.canonical or options.retarget_onto) or into_folder
 
 
 def script_arguments() -> list[str]:
@@ -175,7 +180,7 @@ def import_files(bpy: Any, options: argparse.Namespace) -> int:
     failures = 0
     inputs = []
     for name in options.inputs:
-        found = [str(path) for path in motion_files([name])]
+        found = motion_files(name)
         if not found:
             failures += 1
             print(f"FAIL {name}: no motion capture files in this folder")
@@ -244,19 +249,11 @@ def export_armatures(bpy: Any, options: argparse.Namespace) -> int:
     return failures
 
 
-def motion_files(inputs: list[str]) -> list[Path]:
-    """The inputs, with each folder replaced by the motion files in it (of every format, skeleton files aside)."""
-    from mocap_addon.core.formats import motion_extensions
+def motion_files(name: str) -> list[str]:
+    """The input, or every take in it (recursive, as the library batch finds them) when it is a folder."""
+    from mocap_addon.core.batch.plan import takes_in
 
-    extensions = motion_extensions()
-    found: list[Path] = []
-    for name in inputs:
-        path = Path(name)
-        if path.is_dir():
-            found += sorted(p for p in path.iterdir() if p.suffix.lower() in extensions)
-        else:
-            found.append(path)
-    return found
+    return [source for source, _ in takes_in(name)] if os.path.isdir(name) else [name]
 
 
 def rig_in_blend(target: str) -> tuple[str, str] | None:
@@ -296,39 +293,74 @@ def onto_rig(bpy: Any, blend: str, name: str, **options: Any) -> Any:
     return onto
 
 
-def convert_files(bpy: Any, options: argparse.Namespace) -> int:
-    """Canonical conversion or retargeting of every input into the output folder; returns the failures."""
-    from mocap_addon.core import MocapFormatError, load, save
-    from mocap_addon.core.retarget import retarget, to_canonical
+def batch_settings(options: argparse.Namespace) -> Any:
+    """The core batch's settings for the script's options."""
+    from mocap_addon.core.batch import Settings
 
-    folder = Path(options.output)
-    folder.mkdir(parents=True, exist_ok=True)
-    feet = {"feet": options.feet} if options.feet else {}
+    reduce = (options.reduce_tolerance if options.reduce_tolerance is not None else 0.002) \
+        if options.reduce_keys else None
+    return Settings(to=options.format.lower(), canonical=options.canonical, method=options.method,
+                    retarget_onto=options.retarget_onto, feet=options.feet, reduce=reduce,
+                    unit=None if options.unit in (None, "AUTO") else options.unit.lower(),
+                    precision=6 if options.precision is None else options.precision)
+
+
+def convert_files(bpy: Any, options: argparse.Namespace) -> int:
+    """Folder work: every input converted (canonical, retargeted) into the output folder, mirroring its
+    folders; one OK or FAIL line per file, in input order.  Returns the failures.  Without a rig in a .blend
+    it is the core's library batch (no Blender needed)."""
+    from mocap_addon.core.batch import BatchError, run_batch
+
+    settings = batch_settings(options)
+    rig = rig_in_blend(options.retarget_onto or "")
+    if rig is not None:
+        return retarget_onto_rig(bpy, rig, settings, options)
     try:
-        rig = rig_in_blend(options.retarget_onto or "")
-        if rig is not None:
-            convert = onto_rig(bpy, *rig, **feet)
-        elif options.retarget_onto:
-            convert = partial(retarget, target=load(options.retarget_onto), **feet)
+        summary = run_batch(options.inputs, options.output, settings, jobs=options.jobs, force=options.force)
+    except BatchError as error:
+        print(f"FAIL {error}")
+        return 1
+    for line in summary.lines:
+        if line["status"] == "error":
+            print(f"FAIL {line['input']}: {line['error']}")
+        elif line["status"] == "skipped":
+            print(f"OK   {line['input']} -> {line['output']}: up to date")
         else:
-            convert = partial(to_canonical, method=options.method, **feet)
+            print(f"OK   {line['input']} -> {line['output']}: {line['written_joints']} joints, "
+                  f"{line['frames']} frames, {line['seconds']:.2f} s")
+    return summary.failed
+
+
+def retarget_onto_rig(bpy: Any, rig: tuple[str, str], settings: Any, options: argparse.Namespace) -> int:
+    """Every take retargeted onto an armature in a .blend (Blender reads its mapping and reference pose),
+    written where the library batch would write it; returns the failures."""
+    from mocap_addon.core import MocapFormatError, load, save
+    from mocap_addon.core.batch.plan import plan
+    from mocap_addon.core.reduce import played_back, reduce_keys
+
+    try:
+        convert = onto_rig(bpy, *rig, **({"feet": options.feet} if options.feet else {}))
+        jobs = plan(options.inputs, options.output, settings.to)
     except (MocapFormatError, OSError, ValueError, RuntimeError) as error:
         print(f"FAIL {options.retarget_onto}: {failure(error)}")
         return 1
     failures = 0
-    for path in motion_files(options.inputs):
+    for job in jobs:
         started = time.perf_counter()
-        written = folder / f"{path.stem}.{options.format.lower()}"
         try:
-            clip = load(path)
-            result = convert(clip)
-            save(result, written)
+            if job.refused:
+                raise ValueError(job.refused)
+            result = convert(load(job.source))
+            if settings.reduce is not None:
+                result = played_back(result, reduce_keys(result, settings.reduce).frames)
+            os.makedirs(os.path.dirname(job.output), exist_ok=True)
+            save(result, job.output, precision=settings.precision)
         except (MocapFormatError, OSError, ValueError) as error:
             failures += 1
-            print(f"FAIL {path}: {failure(error)}")
+            print(f"FAIL {job.source}: {failure(error)}")
             continue
-        print(f"OK   {path} -> {written}: {result.skeleton.joint_count} joints, {result.frame_count} frames, "
-              f"{time.perf_counter() - started:.2f} s")
+        print(f"OK   {job.source} -> {job.output}: {result.skeleton.joint_count} joints, "
+              f"{result.frame_count} frames, {time.perf_counter() - started:.2f} s")
     return failures
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from mocap_addon.core import load, save, world_positions
+from mocap_addon.core.__main__ import main
 from tests.conftest import REPO, SAMPLES
 
 pytestmark = pytest.mark.blender
@@ -130,9 +131,15 @@ def test_bad_arguments_are_one_line_and_exit_code_2(tmp_path, arguments, message
     assert "Traceback" not in result.stderr and not (tmp_path / "out.blend").exists()
 
 
-def test_importing_needs_a_blend_and_exporting_needs_a_readable_one(tmp_path):
-    result = batch(str(SAMPLE), str(tmp_path / "out"))
-    assert result.returncode == 2 and "needs a .blend to write" in result.stderr
+def test_files_into_a_folder_are_converted_and_exporting_needs_a_readable_blend(tmp_path):
+    out = tmp_path / "out"
+    result = batch(str(SAMPLE), str(out), "--format", "htr")  # the core's library batch: no Blender
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert ours(result)[0].startswith(f"OK   {SAMPLE} -> {out / 'walk_turn.htr'}: 23 joints, 120 frames, ")
+    assert main(["convert", str(SAMPLE), str(tmp_path / "convert.htr")]) == 0
+    assert (out / "walk_turn.htr").read_bytes() == (tmp_path / "convert.htr").read_bytes()
+    assert ours(batch(str(SAMPLE), str(out), "--format", "htr")) == [
+        f"OK   {SAMPLE} -> {out / 'walk_turn.htr'}: up to date"]
     missing = tmp_path / "absent.blend"
     result = batch(str(missing), str(tmp_path / "exported"))
     assert result.returncode == 1

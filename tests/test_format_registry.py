@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import importlib.util
 import os
 import re
 import sys
@@ -21,6 +20,7 @@ import pytest
 
 from mocap_addon.core import Clip, Skeleton, formats, load, save
 from mocap_addon.core.__main__ import main as core_main
+from mocap_addon.core.batch import plan
 from mocap_addon.core.formats import FileFormat, files_to_read, format_of, motion_extensions, sniff, unit_note
 from tests.conftest import REPO, SAMPLES
 
@@ -125,14 +125,13 @@ def test_the_command_line_converts_to_a_registered_format_and_reports_its_unit_n
     np.testing.assert_allclose(load(target).motion, walk.motion[:, :3], atol=5e-7)
 
 
-def test_the_batch_script_takes_a_registered_formats_motion_files_from_folders(toy, tmp_path):
-    spec = importlib.util.spec_from_file_location("mocap_batch_for_test", REPO / "scripts" / "mocap_batch.py")
-    assert spec is not None and spec.loader is not None
-    batch = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(batch)
+def test_the_library_batch_takes_a_registered_formats_motion_files_from_folders(toy, tmp_path):
+    # The batch script's folder work is the core's library batch (core.batch).
     for name in ("b.toy", "b.toyskel", "a.bvh", "c.amc", "c.asf", "notes.txt"):
         (tmp_path / name).write_text("")
-    assert [p.name for p in batch.motion_files([str(tmp_path)])] == ["a.bvh", "b.toy", "c.amc"]
+    jobs = plan([str(tmp_path)], str(tmp_path / "out"), "bvh")
+    assert [job.name for job in jobs] == ["a.bvh", "b.toy", "c.amc"]
+    assert jobs[2].skeleton == str(tmp_path / "c.asf")
 
 
 # --- nothing outside a format's own modules names it ------------------------------------------------------

@@ -1,15 +1,18 @@
 """Command line: ``python -m mocap_addon.core info FILE``, ``convert IN OUT``, ``map FILE``,
-``canonical IN OUT``, ``retarget IN --onto SKELETON_FILE OUT``, ``blend A B OUT``, ``reduce FILE`` and
-``graph build|info|synth|plot`` (:mod:`.graph_commands`)."""
+``canonical IN OUT``, ``retarget IN --onto SKELETON_FILE OUT``, ``blend A B OUT``, ``reduce FILE``,
+``graph build|info|synth|plot`` (:mod:`.graph_commands`), ``batch INPUT... -o OUT_DIR --to FORMAT``
+(:mod:`.batch`) and ``preview FILE OUT.png``."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
 from . import graph_commands
-from .errors import MocapFormatError
+from .batch.cli import add_batch_command, batch_command
+from .errors import MissingDependency, MocapFormatError
 from .formats import format_of, load, save, unit_note
 from .model import Clip, rotation_order
 from .reduce import DEFAULT_TOLERANCE, reduce_keys
@@ -137,7 +140,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     mixing.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
     mixing.add_argument("--reduce", type=float, metavar="TOLERANCE", help=REDUCE_HELP)
     graph_commands.add_parser(commands)
+    add_batch_command(commands)
+    look = commands.add_parser("preview", help="a PNG contact sheet of FILE: six frames from the side and the "
+                                               "front, on its floor (needs matplotlib)")
+    look.add_argument("file")
+    look.add_argument("output", metavar="OUT.png")
     args = parser.parse_args(argv)
+    if args.command == "batch":
+        return batch_command(args)
     try:
         if args.command == "info":
             print(describe(load(args.file), args.file))
@@ -163,6 +173,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"warning: {warning}")
         elif args.command == "graph":
             graph_commands.run(args)
+        elif args.command == "preview":
+            from .preview import contact_sheet
+
+            contact_sheet(load(args.file), args.output, title=os.path.basename(args.file))
+            print(f"{args.file} -> {args.output}")
         elif args.command == "blend":
             from .blend import blend
 
@@ -186,6 +201,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (MocapFormatError, OSError, ValueError, ImportError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    except MissingDependency as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -68,7 +68,7 @@ from .kinematics import compose
 from .model import MOVE_CHANNELS, Clip, Skeleton
 from .naming import map_skeleton
 from .paths import Heading, Steps, mixed_path
-from .pose import Motion, Pose, as_pose, encode, first_angles
+from .pose import Motion, Pose, as_pose, columns, encode, first_angles
 from .retarget import retarget
 from .rotations import FloatArray
 from .timewarp import Warp, warp_onto
@@ -742,9 +742,8 @@ def _channels_of(a: Clip, pose: Pose, pairing: _Pairing, weights: FloatArray, tu
         motion[:, starts[joint]:starts[joint + 1]] = cast(Clip, b_clip).motion[b_rows, starts[joint]:starts[joint + 1]]
     encoded = np.flatnonzero(~from_a & ~from_b)
     if len(encoded):
-        columns = np.concatenate([np.arange(starts[j], starts[j + 1]) for j in encoded])
-        motion[:, columns] = encode(skeleton, pose.rotations, pose.translations, pose.scales, encoded,
-                                    first_angles(a))
+        motion[:, columns(skeleton, encoded)] = encode(skeleton, pose.rotations, pose.translations, pose.scales,
+                                                       encoded, first_angles(a))
     return Clip(skeleton.copy(), motion, a.frame_time, a.start_frame, a.unit_in_metres, a.up_axis, pose.metadata)
 
 

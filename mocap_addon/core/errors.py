@@ -31,3 +31,8 @@ class MocapWriteError(ValueError):
 
     Writers raise it before anything is written, so a file on disk is never one its reader would refuse.
     """
+
+
+class MissingDependency(ImportError):
+    """An optional dependency (Dask, matplotlib) that a feature needs is not installed; the message
+    says what to install, in one line."""

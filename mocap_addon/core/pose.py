@@ -160,7 +160,7 @@ class Pose(Timed):
         if partial:
             joints = np.array(partial)
             motion = np.zeros((self.frame_count, int(skeleton.channel_starts()[-1])))
-            motion[:, _columns(skeleton, joints)] = encode(skeleton, rotated, moved, scales, joints)
+            motion[:, columns(skeleton, joints)] = encode(skeleton, rotated, moved, scales, joints)
             turns, moves_back, scale_back = decode(skeleton, motion, joints)
             rotated[:, joints] = turns
             moved[:, joints] = moves_back
@@ -189,7 +189,8 @@ def like(given: Motion, result: Pose, reference: FloatArray | None = None) -> Mo
     return cast(Motion, result if isinstance(given, Pose) else result.to_clip(reference=reference))
 
 
-def _columns(skeleton: Skeleton, joints: NDArray[np.int64]) -> NDArray[np.int64]:
+def columns(skeleton: Skeleton, joints: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The channel columns of ``joints``, in their order."""
     starts = skeleton.channel_starts()
     return np.concatenate([np.arange(starts[j], starts[j + 1]) for j in joints]).astype(np.int64) \
         if len(joints) else np.zeros(0, dtype=np.int64)

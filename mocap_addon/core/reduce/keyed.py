@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
 from .. import rotations
 from ..model import MOVE_CHANNELS, SCALE_CHANNEL
-from ..pose import Motion, Pose, as_pose, first_angles, like
+from ..pose import Motion, Pose, as_pose, columns, encode, first_angles
 from ..rotations import FloatArray
 from .curves import STRAIGHT, IntArray, Span, lerp, stacked_spans
 
@@ -139,8 +140,10 @@ def played_back(motion: Motion, frames: list[IntArray]) -> Motion:
     LINEAR quaternion keys (components lerped, then normalised), translations and scales lerped.
 
     What a file holds of a reduced motion (it keeps every frame): importing it
-    shows at every frame what an import reduced at that tolerance shows.  A clip
-    gives a clip in its own layout (angles starting at its first frame's), a pose a pose.
+    shows at every frame what an import reduced at that tolerance shows.  A pose
+    gives a pose; a clip gives a clip whose joints that keep every key keep their
+    channels as read, the others re-encoded in their own layouts (angles starting
+    at their first frame's).
     """
     pose = as_pose(motion)
     at = np.arange(pose.frame_count)
@@ -149,4 +152,13 @@ def played_back(motion: Motion, frames: list[IntArray]) -> Motion:
                                  translations=np.ascontiguousarray(translation.transpose(2, 1, 0)),
                                  scales=None if pose.scales is None else np.ascontiguousarray(scale.T),
                                  metadata=dict(pose.metadata))
-    return like(motion, result, first_angles(motion))
+    if isinstance(motion, Pose):
+        return cast(Motion, result)
+    skeleton = motion.skeleton
+    dropped = np.array([joint for joint, keys in enumerate(frames)
+                        if len(keys) < motion.frame_count and skeleton.channels[joint]], dtype=np.int64)
+    channels = motion.motion.copy()
+    if len(dropped):
+        channels[:, columns(skeleton, dropped)] = encode(skeleton, result.rotations, result.translations,
+                                                         result.scales, dropped, first_angles(motion))
+    return cast(Motion, dataclasses.replace(motion, motion=channels, metadata=dict(motion.metadata)))
