@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -71,6 +72,26 @@ def test_synth_writes_motion_and_retargets(graph_file, tmp_path):
                  "--start", "125", "--onto", FILES[0])
     assert result.returncode == 0, result.stderr
     assert load(onto).skeleton.names == load(FILES[0]).skeleton.names
+
+
+def test_synth_reduce_writes_what_the_reduced_keys_play_back(graph_file, tmp_path):
+    """Issue 21, item 8: --reduce on synthesis, as on retarget and blend."""
+    from mocap_addon.core import world_positions
+    from mocap_addon.core.reduce import figure_height, reduce_keys
+
+    whole, reduced = tmp_path / "whole.bvh", tmp_path / "reduced.bvh"
+    common = ("synth", str(graph_file), *FILES, "--frames", "150", "--seed", "4", "--start", "125", "--precision", "9")
+    assert run(*common, "-o", str(whole)).returncode == 0
+    result = run(*common, "-o", str(reduced), "--reduce", "0.002")
+    assert result.returncode == 0, result.stderr
+    full = load(whole)
+    reduction = reduce_keys(full, 0.002)
+    before, after = map(int, re.search(r"; keys (\d+) -> (\d+) \(", result.stdout).groups())
+    assert before == reduction.keys_before and after == pytest.approx(reduction.keys_after, rel=0.01)  # as read back
+    assert after < 0.6 * before
+    error = np.linalg.norm(world_positions(load(reduced)) - world_positions(full), axis=-1).max()
+    assert 0.2 * reduction.worst_error < error <= 0.002 * figure_height(full) + 1e-6
+    assert run(*common, "-o", str(reduced), "--reduce", "-1").returncode == 2
 
 
 def test_plot_and_errors_give_one_line(graph_file, tmp_path):

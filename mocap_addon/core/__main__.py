@@ -16,6 +16,7 @@ from .errors import MissingDependency, MocapFormatError
 from .formats import format_of, load, save, unit_note
 from .model import Clip, rotation_order
 from .reduce import DEFAULT_TOLERANCE, reduce_keys
+from .reduce_option import add_reduce_option, reduced
 from .units import UNIT_CHOICES, UNITS_IN_METRES
 
 
@@ -58,23 +59,6 @@ def reduction_report(clip: Clip, path: str, tolerance: float) -> str:
         f"bone heads and tails at every frame"])
 
 
-REDUCE_HELP = ("keep only the keys an import with Reduce Keys at this tolerance keeps (a fraction of the figure's "
-               "height) and write what they play back: a file holds every frame, so the written motion is the "
-               "reduced keys interpolated as Blender plays them (quaternions nlerped, positions lerped); "
-               "off by default")
-
-
-def reduced(result: Clip, tolerance: float | None) -> tuple[Clip, str]:
-    """``result`` as its keys reduced at ``tolerance`` play back (:func:`.reduce.played_back`), with the
-    figures for the report line; ``result`` itself with no tolerance."""
-    if tolerance is None:
-        return result, ""
-    from .reduce import played_back
-
-    reduction = reduce_keys(result, tolerance)
-    return played_back(result, reduction.frames), f"; {reduction.summary()}"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mocap_addon.core",
                                      description="Inspect and convert motion capture files.")
@@ -108,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                            help="free: exact limb directions (default); planted: feet on the floor, held "
                                 "while the source's are planted")
     canonical.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
-    canonical.add_argument("--reduce", type=float, metavar="TOLERANCE", help=REDUCE_HELP)
+    add_reduce_option(canonical)
     onto = commands.add_parser("retarget", help="IN's motion on the skeleton of SKELETON_FILE, written as OUT")
     onto.add_argument("input")
     onto.add_argument("--onto", required=True, metavar="SKELETON_FILE",
@@ -120,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                       help="planted: feet on the target's floor, held while the source's are planted "
                            "(default); free: exact limb directions")
     onto.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
-    onto.add_argument("--reduce", type=float, metavar="TOLERANCE", help=REDUCE_HELP)
+    add_reduce_option(onto)
     mixing = commands.add_parser("blend", help="the motion between clips A and B (on A's skeleton) as OUT")
     mixing.add_argument("a")
     mixing.add_argument("b", help="on A's skeleton or another (then retargeted onto A's first)")
@@ -138,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     mixing.add_argument("--mask", help="only these joints take the mix: upper_body, lower_body, left_arm, "
                                        "right_arm or spine_head")
     mixing.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
-    mixing.add_argument("--reduce", type=float, metavar="TOLERANCE", help=REDUCE_HELP)
+    add_reduce_option(mixing)
     graph_commands.add_parser(commands)
     add_batch_command(commands)
     look = commands.add_parser("preview", help="a PNG contact sheet of FILE: six frames from the side and the "

@@ -3,7 +3,7 @@
     graph build FILES... -o graph.npz [--fps --sigma --nu --threshold --min-gap --no-contacts ...]
     graph add graph.npz FILES... [-o bigger.npz]
     graph info graph.npz
-    graph synth graph.npz FILES... -o out.bvh --frames N [--seed --blend --start --onto RIG_FILE]
+    graph synth graph.npz FILES... -o out.bvh --frames N [--seed --blend --start --onto RIG_FILE --reduce TOL]
     graph plot graph.npz out.png [--kind per_frame|between|matrix] [--clips NAME_OR_INDEX...]
 """
 
@@ -17,6 +17,7 @@ import numpy as np
 from .formats import load, save
 from .graph_plots import PLOT_KINDS
 from .motion_graph import MotionGraph, build, load_graph
+from .reduce_option import add_reduce_option, reduced
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -53,6 +54,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     synth.add_argument("--start", type=int, default=0, help="global frame to start from (default 0)")
     synth.add_argument("--onto", metavar="RIG_FILE", help="retarget the result onto this file's skeleton")
     synth.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
+    add_reduce_option(synth)
     drawing = actions.add_parser("plot", help="the thesis's graphs as a PNG (needs matplotlib)")
     drawing.add_argument("graph")
     drawing.add_argument("output")
@@ -91,9 +93,10 @@ def run(args: argparse.Namespace) -> None:
         between = sum(int(graph.clip_of(a)) != int(graph.clip_of(b)) for _, a, b in transitions)
         if args.onto:
             result = retarget(result, load(args.onto))
+        result, keys = reduced(result, args.reduce)
         save(result, args.output, precision=args.precision)
         print(f"{args.output}: {result.frame_count} frames, {len(transitions)} transitions ({between} between clips)"
-              + (f", on {args.onto}'s skeleton" if args.onto else ", canonical skeleton"))
+              + (f", on {args.onto}'s skeleton" if args.onto else ", canonical skeleton") + keys)
     else:
         from .graph_plots import plot
 

@@ -9,6 +9,7 @@ import os
 import sys
 from typing import Any
 
+from ..reduce_option import add_reduce_option
 from ..units import UNIT_CHOICES
 from .convert import Settings
 from .executors import machine_cores
@@ -20,13 +21,6 @@ def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, not {text}")
-    return value
-
-
-def _tolerance(text: str) -> float:
-    value = float(text)
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
     return value
 
 
@@ -46,9 +40,8 @@ def add_batch_command(commands: Any) -> None:
     batch.add_argument("--retarget-onto", metavar="FILE", help="retarget every take onto FILE's skeleton")
     batch.add_argument("--feet", choices=("planted", "free"),
                        help="with --canonical or --retarget-onto: keep planted feet on the floor, or leave them")
-    batch.add_argument("--reduce", type=_tolerance, metavar="TOLERANCE",
-                       help="write what an import with Reduce Keys at TOLERANCE (of the figure's height) plays "
-                            "back; the report gives the keys kept and the worst error")
+    add_reduce_option(batch, help="write what an import with Reduce Keys at TOLERANCE (of the figure's height) "
+                                  "plays back; the report gives the keys kept and the worst error")
     batch.add_argument("--unit", choices=tuple(UNIT_CHOICES),
                        help="length of one input unit, for files that state none (BVH), as convert --unit")
     batch.add_argument("--jobs", type=_positive, default=None,
