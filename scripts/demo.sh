@@ -3,7 +3,8 @@
 #  1. describe the walk, and show how the jog's Mixamo-style bone names map onto the canonical skeleton;
 #  2. put the jog on the canonical skeleton (metres, T-pose) and retarget it onto the walk's skeleton;
 #  3. blend the two clips (the jog's waving right arm on the walk: two skeletons, a masked mix);
-#  4. build a motion graph of the jog, the walk and the waving walk, and walk it for 300 new frames;
+#  4. build a motion graph of the jog, the walk and the waving walk, and walk it for 300 new frames
+#     (its keys reduced as Reduce Keys would, at 0.002 of the figure's height);
 #  5. import the samples and the results headless with the Blender wheel into out/demo.blend and export
 #     every armature back to out/exported/;
 #  6. build the catch scene in Blender (a ball flies in, the blend's mix is solved so the hand meets it);
@@ -32,7 +33,7 @@ step "motion graph: transitions between the clips, new motion made from them"
   -o out/graph.npz --threshold 0.7
 "$py" -m mocap_addon.core graph info out/graph.npz
 "$py" -m mocap_addon.core graph synth out/graph.npz samples/jog_wave.bvh samples/walk_turn.bvh \
-  out/walk_waving.bvh -o out/graph_walk.bvh --frames 300 --seed 7
+  out/walk_waving.bvh -o out/graph_walk.bvh --frames 300 --seed 7 --reduce 0.002
 if "$py" -c "import matplotlib" 2>/dev/null; then
   "$py" -m mocap_addon.core graph plot out/graph.npz out/graph_matrix.png --kind matrix
 fi
