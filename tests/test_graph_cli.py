@@ -115,6 +115,6 @@ def test_plot_without_matplotlib_says_so(graph_file, tmp_path):
             "sys.modules['matplotlib.backends.backend_agg'] = None; from mocap_addon.core.__main__ import main; "
             f"sys.exit(main(['graph', 'plot', {str(graph_file)!r}, {str(tmp_path / 'p.png')!r}]))")
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=False)
-    assert result.returncode == 1
-    assert result.stderr.strip() == ("error: plots need matplotlib, which is not installed "
-                                     "(pip install matplotlib)")
+    assert result.returncode == 2
+    assert result.stderr.strip() == ('error: plots need matplotlib: pip install "mocap-addon[plots]" '
+                                     "(or pip install matplotlib)")

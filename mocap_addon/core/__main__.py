@@ -182,12 +182,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             note = unit_note(clip, format_of(args.output))
             if note:
                 print(f"unit: {note}")
+    except MissingDependency as error:  # before ImportError, its base
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     except (MocapFormatError, OSError, ValueError, ImportError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    except MissingDependency as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
     return 0
 
 

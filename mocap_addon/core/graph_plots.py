@@ -15,18 +15,20 @@ from typing import Any
 
 import numpy as np
 
+from .errors import MissingDependency
 from .frame_matching import IntArray
 from .motion_graph import MotionGraph
 
 PLOT_KINDS = ("per_frame", "between", "matrix")
+PLOTS_EXTRA = 'pip install "mocap-addon[plots]" (or pip install matplotlib)'
 
 
 def plot(graph: MotionGraph, path: str | os.PathLike[str], kind: str = "per_frame",
          clips: Sequence[int | str] | None = None) -> None:
     """Write the graph's ``kind`` graph (see the module notes) to ``path`` as PNG.
 
-    ``clips`` chooses clips by index or name (default: all; ``matrix`` ignores it).  ``ImportError``
-    with a one-line message when matplotlib is missing.
+    ``clips`` chooses clips by index or name (default: all; ``matrix`` ignores it).  ``MissingDependency``
+    (an ``ImportError``) with a one-line message when matplotlib is missing.
     """
     if kind not in PLOT_KINDS:
         raise ValueError(f"kind must be one of {', '.join(PLOT_KINDS)}, got {kind!r}")
@@ -34,7 +36,7 @@ def plot(graph: MotionGraph, path: str | os.PathLike[str], kind: str = "per_fram
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        raise ImportError("plots need matplotlib, which is not installed (pip install matplotlib)") from None
+        raise MissingDependency(f"plots need matplotlib: {PLOTS_EXTRA}") from None
     chosen = _chosen(graph, clips)
     if kind == "matrix":
         figure = Figure(figsize=(7, 6.5), dpi=110)
