@@ -6,6 +6,7 @@ from __future__ import annotations
 import bpy
 
 from ..import_record import source_summary
+from ..sidebar import SidebarPanel
 from . import acclaim, bvh, htr
 from .base import MocapImportBase, file_handler
 
@@ -41,12 +42,9 @@ def remove_menus() -> None:
     bpy.types.TOPBAR_MT_file_import.remove(_menu_import)
 
 
-class VIEW3D_PT_mocap_io(bpy.types.Panel):
+class VIEW3D_PT_mocap_io(SidebarPanel):
     """Motion capture import/export in the 3D View sidebar (N panel, Mocap tab)."""
 
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = "Mocap"
     bl_label = "Motion Capture"
 
     def draw(self, context: bpy.types.Context) -> None:

@@ -29,6 +29,7 @@ from ..choices import enum_items
 from ..compat import add_properties, assign_action, remove_properties, run_time_property
 from ..progress import Progress
 from ..rollback import nothing_left_behind
+from ..sidebar import SidebarPanel
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -461,12 +462,9 @@ def _key_frames(curve: bpy.types.FCurve) -> np.ndarray:
     return co[0::2]
 
 
-class VIEW3D_PT_mocap_blend(bpy.types.Panel):
+class VIEW3D_PT_mocap_blend(SidebarPanel):
     """Blend two clips, draw a bone's envelope, solve the mix that reaches a target."""
 
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = "Mocap"
     bl_label = "Blend"
     bl_options = {"DEFAULT_CLOSED"}
 

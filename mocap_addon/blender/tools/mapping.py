@@ -16,6 +16,7 @@ from bpy.props import EnumProperty, StringProperty
 from ..armature import armature_data
 from ..bone_mapping import MOCAP_PG_bone_mapping, detect_mapping, mapping_entries, stored_mapping
 from ..compat import run_time_property
+from ..sidebar import SidebarPanel
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -184,12 +185,9 @@ def _state_icon(entry: MOCAP_PG_bone_mapping) -> Literal["BONE_DATA", "REMOVE", 
     return "REMOVE" if entry.rule.startswith("folded") else "QUESTION"
 
 
-class VIEW3D_PT_mocap_mapping(bpy.types.Panel):
+class VIEW3D_PT_mocap_mapping(SidebarPanel):
     """Which canonical joint each bone of the active armature is."""
 
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = "Mocap"
     bl_label = "Bone Mapping"
 
     @classmethod

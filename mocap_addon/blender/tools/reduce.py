@@ -31,6 +31,7 @@ from ..compat import (
 )
 from ..progress import Progress
 from ..rollback import nothing_left_behind
+from ..sidebar import SidebarPanel
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -161,12 +162,9 @@ class MOCAP_OT_reduce_keys(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class VIEW3D_PT_mocap_reduce(bpy.types.Panel):
+class VIEW3D_PT_mocap_reduce(SidebarPanel):
     """Key reduction of the active armature's action."""
 
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = "Mocap"
     bl_label = "Keys"
     bl_options = {"DEFAULT_CLOSED"}
 

@@ -25,6 +25,7 @@ from ..bone_mapping import armature_mapping
 from ..choices import enum_items
 from ..compat import add_properties, id_property, remove_properties, run_time_property
 from ..progress import Progress
+from ..sidebar import SidebarPanel
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -215,12 +216,9 @@ class MOCAP_PG_retarget(_RootOption, _CanonicalOptions, bpy.types.PropertyGroup)
                             description="Any rig: gets a new action")
 
 
-class VIEW3D_PT_mocap_retarget(bpy.types.Panel):
+class VIEW3D_PT_mocap_retarget(SidebarPanel):
     """Retargeting and canonical conversion in the 3D View sidebar (Mocap tab)."""
 
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = "Mocap"
     bl_label = "Retarget"
     bl_options = {"DEFAULT_CLOSED"}
 

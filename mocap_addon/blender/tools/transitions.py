@@ -30,6 +30,7 @@ from ..armature import armature_data, armature_named
 from ..armature_to_clip import armature_action
 from ..compat import add_properties, assign_action, id_property, remove_properties, run_time_property
 from ..rollback import nothing_left_behind
+from ..sidebar import SidebarPanel
 from .retarget import is_armature
 
 if TYPE_CHECKING:
@@ -490,12 +491,9 @@ class MocapGraphSettings(_BuildSettings, _WalkSettings, bpy.types.PropertyGroup)
                             description="Rig that gets taken and synthesized motion (none: the active armature)")
 
 
-class VIEW3D_PT_mocap_transitions(bpy.types.Panel):
+class VIEW3D_PT_mocap_transitions(SidebarPanel):
     """Build a motion graph, browse its transitions, take them or walk it at random."""
 
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = "Mocap"
     bl_label = "Transitions"
     bl_options = {"DEFAULT_CLOSED"}
 
