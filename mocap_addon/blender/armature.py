@@ -62,15 +62,20 @@ def armature_named(name: str) -> bpy.types.Object | None:
     return obj if obj is not None and obj.type == "ARMATURE" else None
 
 
-def named_or_selected(context: bpy.types.Context, active_name: str,
-                      other_name: str) -> tuple[bpy.types.Object | None, bpy.types.Object | None]:
+def named_or_selected(context: bpy.types.Context, active_name: str, other_name: str,
+                      roles: tuple[str, str]) -> tuple[bpy.types.Object, bpy.types.Object]:
     """Two armatures for a tool, as Blender users pick them: each by name where given, else the active
-    armature and the one other selected armature (``None`` where there is none, or several)."""
+    armature and the one other selected armature.  ``roles`` names them for the message of the
+    ``LookupError`` raised where one is missing (a name no armature has, or what to select)."""
     active = context.active_object
     first = armature_named(active_name) if active_name else (
         active if active is not None and active.type == "ARMATURE" else None)
     others = [obj for obj in context.selected_objects if obj.type == "ARMATURE" and obj != first]
     second = armature_named(other_name) if other_name else (others[0] if len(others) == 1 else None)
+    if first is None or second is None:
+        name = active_name if first is None else other_name
+        raise LookupError(f"no armature called {name!r}" if name else
+                          f"select {roles[1]}, then {roles[0]} (active), or name them")
     return first, second
 
 

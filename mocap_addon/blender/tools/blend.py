@@ -257,11 +257,10 @@ class MOCAP_OT_blend(_BlendOptions, bpy.types.Operator):
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         started = time.perf_counter()
-        clip_a, clip_b = named_or_selected(context, self.clip_a, self.clip_b)
-        if clip_a is None or clip_b is None:
-            missing = self.clip_a if clip_a is None else self.clip_b
-            self.report({"ERROR"}, f"Blend failed: no armature called {missing!r}" if missing else
-                        "Blend failed: select armature B, then A (active), or name them")
+        try:
+            clip_a, clip_b = named_or_selected(context, self.clip_a, self.clip_b, ("A", "armature B"))
+        except LookupError as error:
+            self.report({"ERROR"}, f"Blend failed: {error}")
             return {"CANCELLED"}
         existing = blend_result(armature_named(f"{clip_a.name}_blend"))
         result = existing if existing is not None and blend_settings(existing).clip_a == clip_a else None

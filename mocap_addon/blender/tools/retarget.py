@@ -100,11 +100,11 @@ class MOCAP_OT_retarget(_RootOption, bpy.types.Operator):
         from ..rollback import nothing_left_behind
 
         started = time.perf_counter()
-        target, source = named_or_selected(context, self.target, self.source)
-        if source is None or target is None:
-            name = self.target if target is None else self.source
-            self.report({"ERROR"}, f"Retarget: no armature called {name!r}" if name else
-                        "Retarget: select the source armature, then the target (active), or name them")
+        try:
+            target, source = named_or_selected(context, self.target, self.source,
+                                               ("the target", "the source armature"))
+        except LookupError as error:
+            self.report({"ERROR"}, f"Retarget: {error}")
             return {"CANCELLED"}
         if source == target:
             self.report({"ERROR"}, f"Retarget: {source.name} is both source and target")
