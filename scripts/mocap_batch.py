@@ -272,7 +272,7 @@ def onto_rig(bpy: Any, blend: str, name: str, **options: Any) -> Any:
     from mocap_addon.blender.bone_mapping import armature_mapping
     from mocap_addon.blender.import_record import skeleton_from_json, stored_record
     from mocap_addon.blender.motion import armature_pose, armature_skeleton
-    from mocap_addon.blender.tools.retarget import reference_rotations
+    from mocap_addon.blender.reference_pose import reference_rotations
     from mocap_addon.core.retarget import retarget
 
     if not os.path.isfile(blend):

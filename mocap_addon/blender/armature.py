@@ -62,6 +62,11 @@ def armature_named(name: str) -> bpy.types.Object | None:
     return obj if obj is not None and obj.type == "ARMATURE" else None
 
 
+def is_armature(_owner: object, obj: bpy.types.Object) -> bool:
+    """Poll of a property that takes armatures only."""
+    return obj.type == "ARMATURE"
+
+
 def named_or_selected(context: bpy.types.Context, active_name: str, other_name: str,
                       roles: tuple[str, str]) -> tuple[bpy.types.Object, bpy.types.Object]:
     """Two armatures for a tool, as Blender users pick them: each by name where given, else the active

@@ -23,7 +23,7 @@ from bpy.props import EnumProperty, FloatProperty, IntProperty, PointerProperty,
 
 from ...core.blend import ALIGN_MODES, FEET_MODES, ROOT_MODES
 from ..animation import curves_by_path, sample_fcurve
-from ..armature import armature_data, armature_named, named_or_selected, pose_bones
+from ..armature import armature_data, armature_named, is_armature, named_or_selected, pose_bones
 from ..armature_to_clip import armature_action
 from ..choices import enum_items
 from ..compat import add_properties, assign_action, remove_properties, run_time_property
@@ -64,10 +64,6 @@ def _mask_items(self: Any, context: bpy.types.Context | None) -> list[tuple[str,
     return _MASK_ITEMS
 
 
-def _is_armature(self: Any, obj: bpy.types.Object) -> bool:
-    return obj.type == "ARMATURE"
-
-
 def _is_empty(self: Any, obj: bpy.types.Object) -> bool:
     return obj.type == "EMPTY"
 
@@ -90,9 +86,9 @@ OPTIONS = tuple(_BlendOptions.__annotations__)  # mix, offset, align, root, mask
 class MocapBlendSettings(_BlendOptions, bpy.types.PropertyGroup):
     """What a blend is made of: on the scene (the panel's inputs) and on each result's armature data."""
 
-    clip_a: PointerProperty(type=bpy.types.Object, name="A", poll=_is_armature,
+    clip_a: PointerProperty(type=bpy.types.Object, name="A", poll=is_armature,
                             description="Armature whose action is mix 0 (the result is on its rig and frames)")
-    clip_b: PointerProperty(type=bpy.types.Object, name="B", poll=_is_armature,
+    clip_b: PointerProperty(type=bpy.types.Object, name="B", poll=is_armature,
                             description="Armature whose action is mix 1")
 
 

@@ -10,27 +10,25 @@ scene's objects, armatures and actions as they were.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import TYPE_CHECKING
 
 import bpy
-import numpy as np
 from bpy.props import BoolProperty, EnumProperty, PointerProperty, StringProperty
 
 from ...core.retarget import FEET, LENGTHS, METHODS, ROOT_MODES
-from ..armature import armature_data, named_or_selected, pose_bones
+from ..armature import is_armature, named_or_selected
 from ..armature_to_clip import armature_action
 from ..bone_mapping import armature_mapping
 from ..choices import enum_items
-from ..compat import add_properties, id_property, remove_properties, run_time_property
+from ..compat import add_properties, remove_properties, run_time_property
 from ..progress import Progress
+from ..reference_pose import clear_reference_pose, has_reference_pose, reference_rotations, store_reference_pose
 from ..sidebar import SidebarPanel
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
 
-REFERENCE_POSE = "mocap_reference_pose"  # on the armature data: bone -> pose rotation relative to rest (3x3)
 METHOD_ITEMS = enum_items(METHODS, {
     "rotations": ("Rotations", "Canonical T-pose; every joint's rotation re-expressed (method 1)"),
     "lengths": ("Bone Lengths", "The armature's own rest and rotations; canonical bone lengths (method 2)")})
@@ -56,30 +54,6 @@ class _CanonicalOptions:
 
     method: EnumProperty(name="Method", items=METHOD_ITEMS, default="rotations")
     lengths: EnumProperty(name="Lengths", items=LENGTH_ITEMS, default="reference")
-
-
-def is_armature(_self: object, obj: bpy.types.Object) -> bool:
-    return obj.type == "ARMATURE"
-
-
-def reference_rotations(obj: bpy.types.Object) -> np.ndarray | None:
-    """The stored reference pose as world joint rotations ``(J, 3, 3)`` in clip space, or ``None``.
-
-    A bone turned by ``D`` (armature space, relative to its rest) turns its
-    joint's frame ``C @ G`` to ``D @ C @ G``; in clip space ``C^-1 @ D @ C @ G``.
-    """
-    from ...core.kinematics import rest_pose
-    from ..motion import armature_skeleton, clip_space
-
-    stored = id_property(armature_data(obj), REFERENCE_POSE)
-    if stored is None:
-        return None
-    turns = json.loads(stored)
-    skeleton = armature_skeleton(obj)
-    conversion, _ = clip_space(obj)
-    rest = rest_pose(skeleton)[0]
-    delta = np.array([np.reshape(turns.get(name, np.eye(3).ravel()), (3, 3)) for name in skeleton.names])
-    return np.linalg.inv(conversion) @ delta @ conversion @ rest
 
 
 class MOCAP_OT_retarget(_RootOption, bpy.types.Operator):
@@ -190,19 +164,12 @@ class MOCAP_OT_set_reference_pose(bpy.types.Operator):
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         obj, view_layer = context.active_object, context.view_layer
         assert obj is not None and view_layer is not None, "poll: an active armature"
-        data = armature_data(obj)
         if self.clear:
-            data.pop(REFERENCE_POSE, None)
+            clear_reference_pose(obj)
             self.report({"INFO"}, f"{obj.name}: reference pose cleared (automatic T-pose)")
             return {"FINISHED"}
         view_layer.update()
-        turns = {}
-        for pose_bone in pose_bones(obj):
-            posed = np.array(pose_bone.matrix)[:3, :3]
-            rest = np.array(pose_bone.bone.matrix_local)[:3, :3]
-            posed /= np.linalg.norm(posed, axis=0)  # rotation only, whatever the bone's scale
-            turns[pose_bone.name] = (posed @ np.linalg.inv(rest)).ravel().tolist()
-        data[REFERENCE_POSE] = json.dumps(turns)
+        store_reference_pose(obj)
         self.report({"INFO"}, f"{obj.name}: current pose stored as its reference pose")
         return {"FINISHED"}
 
@@ -251,8 +218,7 @@ class VIEW3D_PT_mocap_retarget(SidebarPanel):
         row = box.row(align=True)
         row.operator(MOCAP_OT_set_reference_pose.bl_idname, icon="POSE_HLT").clear = False
         row.operator(MOCAP_OT_set_reference_pose.bl_idname, text="", icon="X").clear = True
-        stored = id_property(armature_data(obj), REFERENCE_POSE) is not None
-        box.label(text="Reference pose: stored" if stored else "Reference pose: automatic T-pose")
+        box.label(text="Reference pose: stored" if has_reference_pose(obj) else "Reference pose: automatic T-pose")
 
 
 CLASSES = (MOCAP_OT_retarget, MOCAP_OT_to_canonical, MOCAP_OT_set_reference_pose, MOCAP_PG_retarget,

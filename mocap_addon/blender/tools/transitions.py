@@ -26,12 +26,13 @@ import numpy as np
 from bpy.props import BoolProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
 
 from ..animation import curves_by_path, fill_curve
-from ..armature import armature_data, armature_named
+from ..armature import armature_data, armature_named, is_armature
 from ..armature_to_clip import armature_action
 from ..compat import add_properties, assign_action, id_property, remove_properties, run_time_property
+from ..progress import Progress
+from ..reference_pose import reference_rotations
 from ..rollback import nothing_left_behind
 from ..sidebar import SidebarPanel
-from .retarget import is_armature
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -116,7 +117,6 @@ def _canonical(obj: bpy.types.Object, action: bpy.types.Action | None) -> Pose:
     from ...core.retarget import to_canonical
     from ..bone_mapping import armature_mapping
     from ..motion import armature_pose
-    from .retarget import reference_rotations
 
     if action is None:
         raise ValueError(f"{obj.name}'s action is gone")
@@ -176,7 +176,6 @@ def _write_onto(context: bpy.types.Context, rig: bpy.types.Object, motion: Clip,
     from ...core.retarget import retarget
     from ..bone_mapping import armature_mapping
     from ..motion import armature_skeleton, write_pose
-    from .retarget import reference_rotations
 
     scene = _scene(context)
     result = retarget(as_pose(motion), armature_skeleton(rig), target_mapping=armature_mapping(rig),
@@ -247,28 +246,25 @@ class MOCAP_OT_build_graph(_BuildSettings, bpy.types.Operator):
         from ...core.transitions import build
 
         started = time.perf_counter()
-        scene, window = _scene(context), context.window_manager
-        assert window is not None, "a window manager"
+        scene = _scene(context)
         active = context.active_object
         chosen = _with_actions(sorted(context.selected_objects, key=lambda o: (o != active, o.name)))
         if not chosen:
             self.report({"ERROR"}, "Build Graph: select armatures with actions")
             return {"CANCELLED"}
-        window.progress_begin(0, 100)
         try:
-            clips = []
-            for number, (obj, action) in enumerate(chosen):
-                clips.append(_canonical(obj, action))
-                window.progress_update(30 * (number + 1) / len(chosen))
-            graph = build(clips, sigma=self.sigma, nu=self.nu, threshold=self.threshold, min_gap=self.min_gap,
-                          contacts=self.contacts, progress=lambda share: window.progress_update(30 + 70 * share))
-            lib = _library(graph, chosen, scene)
-            _key_counts(lib)
+            with Progress(context) as progress:
+                clips = []
+                for number, (obj, action) in enumerate(chosen):
+                    clips.append(_canonical(obj, action))
+                    progress.update(0.3 * (number + 1) / len(chosen))
+                graph = build(clips, sigma=self.sigma, nu=self.nu, threshold=self.threshold, min_gap=self.min_gap,
+                              contacts=self.contacts, progress=progress.part(0.3, 1.0))
+                lib = _library(graph, chosen, scene)
+                _key_counts(lib)
         except ValueError as error:
             self.report({"ERROR"}, f"Build Graph failed: {error}")
             return {"CANCELLED"}
-        finally:
-            window.progress_end()
         _LIBRARIES[scene.name] = lib
         scene.pop(WALK_PROPERTY, None)
         self.report({"INFO"}, f"Motion graph of {len(chosen)} clips: {len(graph.sources)} transitions, "
