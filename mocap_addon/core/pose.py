@@ -267,18 +267,17 @@ def encode(skeleton: Skeleton, turns: FloatArray, moves: FloatArray, scales: Flo
     out = np.empty((turns.shape[0], int(widths.sum())))
     if not len(out):
         return out
-    # Read a batch of joints at a time from joint-major copies (each joint's frames contiguous).
-    turns, moves = np.ascontiguousarray(np.moveaxis(turns[:, joints], 1, 0)), np.moveaxis(moves[:, joints], 1, 0)
+    # A batch of joints at a time, each batch's frames copied out together (no copy of every joint at once).
     for layout, positions in _by_layout(skeleton, joints, len(out)):
         if not layout:
             continue
         members = joints[positions]
         rests = skeleton.rest_rotations[members]
-        frame_rotation = np.moveaxis(turns[positions], 0, 1)
+        frame_rotation = turns[:, members]
         if not np.all(rests == np.eye(3)):
             frame_rotation = rotations.quaternion_multiply(
                 rotations.quaternion_conjugate(rotations.matrix_to_quaternion(rests)), frame_rotation)
-        moved = (translation_channels(skeleton, members, np.moveaxis(moves[positions], 0, 1))
+        moved = (translation_channels(skeleton, members, moves[:, members])
                  if any(c in MOVE_CHANNELS for c in layout) else None)
         scale = None if scales is None else scales[:, members]
         # Joints that hold still (a retarget's unpartnered joints, ends) are encoded once.
