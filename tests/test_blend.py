@@ -479,6 +479,30 @@ def test_solve_mix_out_of_reach_gives_the_nearest_mix_and_the_distance(halves):
     assert wide_distance <= distance * (1 + 1e-12)  # the same optimum, reached from another grid
 
 
+@pytest.mark.parametrize("options", [{}, {"root": "heading"}, {"root": "a"}, {"root": "b"}, {"offset": 7.5},
+                                     {"align": "scale", "offset": 3}, {"mask": "right_arm"}, {"feet": "free"},
+                                     {"align": "dtw"}])
+@pytest.mark.parametrize("joint", ["LeftHand", "Head", "RightFoot"])
+def test_solve_mix_reads_what_posing_the_chain_needs_and_finds_what_the_whole_clips_give(halves, options, joint,
+                                                                                            monkeypatch):
+    """solve_mix decodes the chain at one frame (and the body's root and moving joints everywhere) where
+    nothing else is read; the answer is the one from the whole clips."""
+    import mocap_addon.core.blend as blending
+
+    a, b = halves
+    shorter = Clip(b.skeleton, b.motion[5:50], b.frame_time)  # another length: the paired frames differ
+    frame = 23
+    target = world_positions(blend(a, shorter, 0.4, **options))[frame, a.skeleton.index(joint)] + 0.5
+    fast = solve_mix(a, shorter, joint, frame, target, **options)
+    calls = []
+    whole = blending._read_joints
+    monkeypatch.setattr(blending, "_read_joints", lambda *args: calls.append(whole(*args)))
+    slow = solve_mix(a, shorter, joint, frame, target, **options)
+    read = calls[0]
+    assert (read is None) == (options.get("align") == "dtw" or (joint == "RightFoot" and "feet" not in options))
+    assert fast[0] == pytest.approx(slow[0], abs=1e-12) and fast[1] == pytest.approx(slow[1], rel=1e-9, abs=1e-12)
+
+
 def test_solve_mix_errors(halves):
     a, b = halves
     with pytest.raises(ValueError, match="outside a's 60 frames"):

@@ -65,10 +65,10 @@ from .body import TOP_JOINTS
 from .contacts import Contacts, find_contacts
 from .footing import EASE, MISSED, Leg, mixed_holds, pinned_ankles, smooth_fall, solve_legs
 from .kinematics import compose
-from .model import MOVE_CHANNELS, Clip, Skeleton
+from .model import MOVE_CHANNELS, SCALE_CHANNEL, Clip, Skeleton
 from .naming import map_skeleton
 from .paths import Heading, Steps, mixed_path
-from .pose import Motion, Pose, as_pose, columns, encode, first_angles
+from .pose import Motion, Pose, as_pose, columns, decode, encode, first_angles
 from .retarget import retarget
 from .rotations import FloatArray
 from .timewarp import Warp, warp_onto
@@ -777,6 +777,52 @@ def envelope(a: Clip | Pose, b: Clip | Pose, joint: str | int, mixes: Sequence[f
     return pairing.positions(index, values)
 
 
+def _read_joints(a: Clip | Pose, b: Clip | Pose, chain: Sequence[int], frame: int,
+                 options: Mapping[str, Any]) -> tuple[Pose, Pose] | None:
+    """Two clips' poses with only what posing ``chain`` at ``a``'s ``frame`` reads decoded: the body
+    root's joints and the joints that move at every frame (the root's path, the body checks), the rest of
+    the chain at that frame and at ``b``'s frames paired with it, every other joint and frame held at its
+    first frame's pose.  Only where nothing else is read: frame by frame or stretched timing (a time warp
+    reads every frame's features), no held feet on the chain, ``b`` already on ``a``'s body (else it is
+    retargeted, which reads all).  ``None`` where the whole clips are needed."""
+    align, offset = options.get("align", "none"), float(options.get("offset", 0))
+    if not (isinstance(a, Clip) and isinstance(b, Clip) and a.skeleton.same_joints(b.skeleton)
+            and align in ("none", "scale") and np.isfinite(offset) and 0 <= frame < a.frame_count
+            and b.frame_count and not (align == "scale" and offset > b.frame_count - 1)):
+        return None
+    skeleton = a.skeleton
+    if options.get("feet", "planted") == "planted":
+        mapping = options.get("mapping") or map_skeleton(skeleton)
+        legs = [skeleton.index(n) for n, c in mapping.items()
+                if c in ("upper_leg_l", "upper_leg_r") and n in skeleton.names]
+        if any(leg in chain for leg in legs):
+            return None
+    children = skeleton.child_lists()
+    root = [skeleton.parents.index(-1)]
+    while len(children[root[-1]]) == 1:  # where _body_root looks
+        root.append(children[root[-1]][0])
+    moving = [j for j, layout in enumerate(skeleton.channels)
+              if any(c in MOVE_CHANNELS or c == SCALE_CHANNEL for c in layout)]
+    everywhere = sorted(set(root) | set(moving))
+    pose_a, pose_b = Pose.of(a, everywhere), Pose.of(b, everywhere)
+    if not _same_body(pose_a, pose_b):
+        return None
+    paired = float(_timing(pose_a, pose_b, offset, align, _no_features, (None, None)).frames[frame])
+    rest = np.array([j for j in chain if j not in everywhere], dtype=np.int64)
+    b_rows = np.unique([int(np.floor(paired)), int(np.ceil(paired))])
+    for pose, clip, rows in ((pose_a, a, np.array([frame])), (pose_b, b, b_rows)):
+        if len(rest):
+            turns, moves, scales = decode(skeleton, clip.motion[rows], rest)
+            pose.rotations[np.ix_(rows, rest)], pose.translations[np.ix_(rows, rest)] = turns, moves
+            if pose.scales is not None:
+                pose.scales[np.ix_(rows, rest)] = scales
+    return pose_a, pose_b
+
+
+def _no_features(motion: Pose, frames: FloatArray) -> FloatArray:
+    raise AssertionError("frame by frame and stretched timings read no features")
+
+
 def solve_mix(a: Clip | Pose, b: Clip | Pose, joint: str | int, frame: int, target: Sequence[float] | FloatArray, *,
               bounds: tuple[float, float] = (0.0, 1.0), **blend_options: Any) -> tuple[float, float]:
     """The mix within ``bounds`` that brings ``joint`` nearest ``target`` at ``a``'s ``frame`` (0-based).
@@ -789,7 +835,11 @@ def solve_mix(a: Clip | Pose, b: Clip | Pose, joint: str | int, frame: int, targ
     held feet the legs up to it).
     """
     index = _joint_index(a.skeleton, joint)
-    pairing = _pair(a, b, **blend_options, chain=a.skeleton.chain(index))
+    chain = a.skeleton.chain(index)
+    decoded = _read_joints(a, b, chain, frame, blend_options)
+    if decoded is not None:
+        a, b = decoded
+    pairing = _pair(a, b, **blend_options, chain=chain)
     if not 0 <= frame < a.frame_count:
         raise ValueError(f"frame {frame} is outside a's {a.frame_count} frames")
     goal = np.asarray(target, dtype=np.float64).reshape(3)

@@ -69,10 +69,19 @@ class Pose(Timed):
         self.check_frame_time()
 
     @classmethod
-    def of(cls, clip: Clip) -> Pose:
-        """``clip``'s channel values as local poses (``Clip.pose()``)."""
-        joints = np.arange(clip.skeleton.joint_count)
+    def of(cls, clip: Clip, decoded: Sequence[int] | None = None) -> Pose:
+        """``clip``'s channel values as local poses (``Clip.pose()``); with ``decoded``, only those joints
+        at every frame and the others held at their first frame's pose (for a tool that reads nothing else
+        past the first frame: less decoding, the same results)."""
+        count = clip.skeleton.joint_count
+        joints = np.arange(count) if decoded is None else np.unique(np.asarray(decoded, dtype=np.int64))
         turns, moves, scales = decode(clip.skeleton, clip.motion, joints)
+        if len(joints) < count and clip.frame_count:
+            first = decode(clip.skeleton, clip.motion[:1], np.arange(count))
+            every = [np.repeat(start, clip.frame_count, axis=0) for start in first]
+            for whole, part in zip(every, (turns, moves, scales)):
+                whole[:, joints] = part
+            turns, moves, scales = every
         scaled = any(SCALE_CHANNEL in layout for layout in clip.skeleton.channels)
         return cls(clip.skeleton, turns, moves, scales if scaled else None,
                    clip.frame_time, clip.start_frame,
