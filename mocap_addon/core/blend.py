@@ -182,8 +182,9 @@ def _world_of(parents: list[int], joints: Sequence[int], pose: _Joints) -> tuple
     after its parent, every ancestor among them) from their local poses ``pose``."""
     place = {joint: column for column, joint in enumerate(joints)}
     above = [place[parents[j]] if parents[j] >= 0 else -1 for j in joints]
-    turns, positions, _ = compose(above, np.moveaxis(pose.rotations, (-2, -1), (1, 0)),
-                                  np.moveaxis(pose.translations, (-2, -1), (1, 0)), np.moveaxis(pose.scales, -1, 0))
+    turns, positions, _ = compose(above, np.ascontiguousarray(np.moveaxis(pose.rotations, (-2, -1), (1, 0))),
+                                  np.ascontiguousarray(np.moveaxis(pose.translations, (-2, -1), (1, 0))),
+                                  np.ascontiguousarray(np.moveaxis(pose.scales, -1, 0)))
     return np.moveaxis(turns, (0, 1), (-1, -2)), np.moveaxis(positions, (0, 1), (-1, -2))
 
 
