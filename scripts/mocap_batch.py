@@ -296,9 +296,10 @@ def onto_rig(bpy: Any, blend: str, name: str, **options: Any) -> Any:
 def batch_settings(options: argparse.Namespace) -> Any:
     """The core batch's settings for the script's options."""
     from mocap_addon.core.batch import Settings
+    from mocap_addon.core.reduce import DEFAULT_TOLERANCE
 
-    reduce = (options.reduce_tolerance if options.reduce_tolerance is not None else 0.002) \
-        if options.reduce_keys else None
+    tolerance = DEFAULT_TOLERANCE if options.reduce_tolerance is None else options.reduce_tolerance
+    reduce = tolerance if options.reduce_keys else None
     return Settings(to=options.format.lower(), canonical=options.canonical, method=options.method,
                     retarget_onto=options.retarget_onto, feet=options.feet, reduce=reduce,
                     unit=None if options.unit in (None, "AUTO") else options.unit.lower(),
@@ -336,7 +337,7 @@ def retarget_onto_rig(bpy: Any, rig: tuple[str, str], settings: Any, options: ar
     written where the library batch would write it; returns the failures."""
     from mocap_addon.core import MocapFormatError, load, save
     from mocap_addon.core.batch.plan import plan
-    from mocap_addon.core.reduce import played_back, reduce_keys
+    from mocap_addon.core.reduce_option import reduced
 
     try:
         convert = onto_rig(bpy, *rig, **({"feet": options.feet} if options.feet else {}))
@@ -350,9 +351,7 @@ def retarget_onto_rig(bpy: Any, rig: tuple[str, str], settings: Any, options: ar
         try:
             if job.refused:
                 raise ValueError(job.refused)
-            result = convert(load(job.source))
-            if settings.reduce is not None:
-                result = played_back(result, reduce_keys(result, settings.reduce).frames)
+            result, _ = reduced(convert(load(job.source)), settings.reduce)
             os.makedirs(os.path.dirname(job.output), exist_ok=True)
             save(result, job.output, precision=settings.precision)
         except (MocapFormatError, OSError, ValueError) as error:

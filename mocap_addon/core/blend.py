@@ -601,6 +601,12 @@ class _Pairing:
         return np.concatenate(found)
 
 
+def _holds_feet_on(skeleton: Skeleton, mapping: Mapping[str, str | None], chain: Sequence[int]) -> bool:
+    """Whether holding the feet moves a joint of ``chain``: a thigh (by the bone mapping) is in it."""
+    return any(skeleton.index(name) in chain for name, canonical in mapping.items()
+               if canonical in ("upper_leg_l", "upper_leg_r") and name in skeleton.names)
+
+
 def _pair(a: Clip | Pose, b: Clip | Pose, offset: float = 0, align: str = "none", root: str = "blend",
           mask: Mask = None, feet: str = "planted", mapping: Mapping[str, str | None] | None = None,
           chain: Sequence[int] | None = None) -> _Pairing:
@@ -627,8 +633,7 @@ def _pair(a: Clip | Pose, b: Clip | Pose, offset: float = 0, align: str = "none"
     contacts: tuple[Contacts | None, Contacts | None] = (None, None)
     if feet == "planted" or align == "dtw":
         mapping = map_skeleton(a.skeleton) if mapping is None else mapping
-        legs = [n for n, c in mapping.items() if c in ("upper_leg_l", "upper_leg_r") and n in a.skeleton.names]
-        if chain is not None and not any(a.skeleton.index(n) in chain for n in legs):
+        if chain is not None and not _holds_feet_on(a.skeleton, mapping, chain):
             feet = "free"  # holding the feet moves none of the joints asked for
     if mapping is not None and (feet == "planted" or align == "dtw"):
         try:
@@ -792,12 +797,9 @@ def _read_joints(a: Clip | Pose, b: Clip | Pose, chain: Sequence[int], frame: in
             and b.frame_count and not (align == "scale" and offset > b.frame_count - 1)):
         return None
     skeleton = a.skeleton
-    if options.get("feet", "planted") == "planted":
-        mapping = options.get("mapping") or map_skeleton(skeleton)
-        legs = [skeleton.index(n) for n, c in mapping.items()
-                if c in ("upper_leg_l", "upper_leg_r") and n in skeleton.names]
-        if any(leg in chain for leg in legs):
-            return None
+    if options.get("feet", "planted") == "planted" and \
+            _holds_feet_on(skeleton, options.get("mapping") or map_skeleton(skeleton), chain):
+        return None
     children = skeleton.child_lists()
     root = [skeleton.parents.index(-1)]
     while len(children[root[-1]]) == 1:  # where _body_root looks
