@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from bench_core import cpu_seconds, generated_clip
 
 from mocap_addon.core import save, world_positions
-from mocap_addon.core.blend import blend, envelope, solve_mix
+from mocap_addon.core.blend.mixing import blend, envelope, solve_mix
 from mocap_addon.core.timing import resample
 
 MIXES = np.linspace(0.0, 1.0, 11)

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from bench_core import best, generated_clip
 
 from mocap_addon.core import Clip, Skeleton, forward_kinematics, load, save
-from mocap_addon.core.retarget import retarget, to_canonical
+from mocap_addon.core.retarget.transfer import retarget, to_canonical
 
 SAMPLE = ROOT / "samples" / "walk_turn.bvh"
 # bench_core's 31 joints in order: hips, two legs of 5, a spine of 6 (arms on its 4th), two arms of 7.

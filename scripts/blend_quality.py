@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mocap_addon.core import Clip, load, world_positions
-from mocap_addon.core.blend import blend
-from mocap_addon.core.contacts import Contacts, find_contacts
+from mocap_addon.core.blend.mixing import blend
+from mocap_addon.core.body.contacts import Contacts, find_contacts
 from mocap_addon.core.naming import map_skeleton
 
 # (a, b): a's timeline is kept.  A name with "@s" is the file's first s seconds.  The third pair: b is 2.8 x

@@ -267,13 +267,13 @@ def onto_rig(bpy: Any, blend: str, name: str, **options: Any) -> Any:
     armature's skeleton in its clip space (its pose, where it has an action), its bone mapping (hand edits
     included) and reference pose, and ``options`` (``feet``); the result is in the rig's unit (its import's,
     else Blender's metres)."""
-    from mocap_addon.blender.armature import armature_named
-    from mocap_addon.blender.armature_to_clip import armature_action
-    from mocap_addon.blender.bone_mapping import armature_mapping
-    from mocap_addon.blender.import_record import skeleton_from_json, stored_record
-    from mocap_addon.blender.motion import armature_pose, armature_skeleton
-    from mocap_addon.blender.reference_pose import reference_rotations
-    from mocap_addon.core.retarget import retarget
+    from mocap_addon.blender.bridge.armature import armature_named
+    from mocap_addon.blender.bridge.armature_to_clip import armature_action
+    from mocap_addon.blender.bridge.bone_mapping import armature_mapping
+    from mocap_addon.blender.bridge.import_record import skeleton_from_json, stored_record
+    from mocap_addon.blender.bridge.motion import armature_pose, armature_skeleton
+    from mocap_addon.blender.bridge.reference_pose import reference_rotations
+    from mocap_addon.core.retarget.transfer import retarget
 
     if not os.path.isfile(blend):
         raise FileNotFoundError(f"{blend}: no such file")
@@ -337,7 +337,7 @@ def retarget_onto_rig(bpy: Any, rig: tuple[str, str], settings: Any, options: ar
     written where the library batch would write it; returns the failures."""
     from mocap_addon.core import MocapFormatError, load, save
     from mocap_addon.core.batch.plan import plan
-    from mocap_addon.core.reduce_option import reduced
+    from mocap_addon.core.cli.reduce_option import reduced
 
     try:
         convert = onto_rig(bpy, *rig, **({"feet": options.feet} if options.feet else {}))

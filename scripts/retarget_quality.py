@@ -28,10 +28,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mocap_addon.core import Clip, load, world_positions
-from mocap_addon.core.anatomy import angle_between, facing_to_travel, hinge_axes, largest_bend_step
-from mocap_addon.core.contacts import Contacts, find_contacts
+from mocap_addon.core.body.anatomy import angle_between, facing_to_travel, hinge_axes, largest_bend_step
+from mocap_addon.core.body.contacts import Contacts, find_contacts
 from mocap_addon.core.naming import map_skeleton
-from mocap_addon.core.retarget import retarget, to_canonical
+from mocap_addon.core.retarget.transfer import retarget, to_canonical
 
 WALKS = ["bvh/ganim_Xia_normal.bvh", "bvh/bandai_dataset-2_walk_elderly_004.bvh",
          "asf_amc/vicon_male.walk-speed 4.AMC", "htr/gpr450_xbot_walk_m_mixamo.com.htr",

@@ -7,9 +7,16 @@ import numpy as np
 import pytest
 
 from mocap_addon.core import Clip, forward_kinematics, load
-from mocap_addon.core.anatomy import Sampled, angle_between, facing_to_travel, hinge_axes, turn_between, twist_about
+from mocap_addon.core.body.anatomy import (
+    Sampled,
+    angle_between,
+    facing_to_travel,
+    hinge_axes,
+    turn_between,
+    twist_about,
+)
 from mocap_addon.core.naming import map_skeleton
-from mocap_addon.core.retarget import retarget, to_canonical
+from mocap_addon.core.retarget.transfer import retarget, to_canonical
 from tests.conftest import CORPUS
 from tests.test_retarget import HUMANOID, humanoid_params
 

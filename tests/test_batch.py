@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mocap_addon.core import load, save, world_positions
-from mocap_addon.core.__main__ import main
+from mocap_addon.core.cli.main import main
 from tests.conftest import REPO, SAMPLES
 
 pytestmark = pytest.mark.blender
@@ -178,7 +178,7 @@ def test_retarget_onto_a_rig_in_a_blend_uses_its_bone_mapping(blender, tmp_path)
     mocap_addon.register()
     try:
         rig = build_rig(bpy, "character")
-        from mocap_addon.blender.bone_mapping import armature_mapping
+        from mocap_addon.blender.bridge.bone_mapping import armature_mapping
 
         armature_mapping(rig)
         rig.data.mocap_mapping["mixamorig:LeftArm"].canonical = ""  # by hand: the left arm follows nothing
@@ -194,7 +194,7 @@ def test_retarget_onto_a_rig_in_a_blend_uses_its_bone_mapping(blender, tmp_path)
     assert clip.skeleton.names[0] == "mixamorig:Hips" and clip.skeleton.joint_count == 22
     # Against a retarget onto the same skeleton with its mapping detected from the names: the same but for
     # the left arm, which the hand edit left to its reference pose.
-    from mocap_addon.core.retarget import retarget
+    from mocap_addon.core.retarget.transfer import retarget
 
     detected = world_positions(retarget(load(SAMPLES / "jog_wave.bvh"), clip.skeleton))
     ours_positions = world_positions(clip)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from mocap_addon.core import Clip, conform, load, world_positions
 from mocap_addon.core import rotations as r
-from mocap_addon.core.blend import (
+from mocap_addon.core.blend.mixing import (
     blend,
     envelope,
     mask_presets,
@@ -17,11 +17,11 @@ from mocap_addon.core.blend import (
     preset_weights,
     solve_mix,
 )
+from mocap_addon.core.blend.timewarp import time_warp, warp_onto
 from mocap_addon.core.model import ROTATION_CHANNELS, rotation_order
 from mocap_addon.core.naming import map_skeleton
 from mocap_addon.core.pose import Pose, as_pose
-from mocap_addon.core.retarget import retarget
-from mocap_addon.core.timewarp import time_warp, warp_onto
+from mocap_addon.core.retarget.transfer import retarget
 from mocap_addon.core.timing import resample
 from tests.conftest import CORPUS, SAMPLES
 
@@ -322,7 +322,7 @@ def test_time_warp_is_monotone_slope_limited_and_pairs_the_ends(count_a, count_b
 
 def test_long_sequences_are_warped_on_every_kth_frame(monkeypatch):
     """Above the cell budget the warp is found coarsely: still monotone, ends paired, near the truth."""
-    from mocap_addon.core import timewarp
+    from mocap_addon.core.blend import timewarp
 
     t = np.linspace(0, 1, 900)
     s = np.linspace(0, 1, 700)
@@ -364,7 +364,7 @@ def test_the_part_of_b_that_matches_a_is_found():
 
 def test_open_ended_warps_of_long_sequences_stay_in_a_bounded_band(monkeypatch):
     """Beyond the cell budget: a coarse warp, then the full one in a band of a few frames about it."""
-    from mocap_addon.core import timewarp
+    from mocap_addon.core.blend import timewarp
 
     t = np.linspace(0, 1, 900)
     signal = lambda x: np.stack([np.sin(9 * x), np.cos(13 * x), x], axis=1)  # noqa: E731
@@ -487,7 +487,7 @@ def test_solve_mix_reads_what_posing_the_chain_needs_and_finds_what_the_whole_cl
                                                                                             monkeypatch):
     """solve_mix decodes the chain at one frame (and the body's root and moving joints everywhere) where
     nothing else is read; the answer is the one from the whole clips."""
-    import mocap_addon.core.blend as blending
+    import mocap_addon.core.blend.mixing as blending
 
     a, b = halves
     shorter = Clip(b.skeleton, b.motion[5:50], b.frame_time)  # another length: the paired frames differ

@@ -9,11 +9,11 @@ import pytest
 
 from mocap_addon.core import Clip, load, world_positions
 from mocap_addon.core import rotations as r
-from mocap_addon.core.blend import blend, envelope, onto, same_body, solve_mix
-from mocap_addon.core.contacts import Contacts, find_contacts
+from mocap_addon.core.blend.mixing import blend, envelope, onto, same_body, solve_mix
+from mocap_addon.core.body.contacts import Contacts, find_contacts
 from mocap_addon.core.naming import map_skeleton
 from mocap_addon.core.pose import Pose, as_pose
-from mocap_addon.core.retarget import retarget
+from mocap_addon.core.retarget.transfer import retarget
 from tests.conftest import CORPUS
 
 XIA = "bvh/ganim_Xia_normal.bvh"

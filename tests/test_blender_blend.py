@@ -63,7 +63,7 @@ def test_a_mask_preset_keeps_the_other_joints_of_a(clips):
 
 def test_mask_presets_follow_the_stored_bone_mapping(clips):
     """Swap the arms in A's stored mapping by hand: the left-arm mask then blends the right arm."""
-    from mocap_addon.blender.bone_mapping import armature_mapping, store_mapping
+    from mocap_addon.blender.bridge.bone_mapping import armature_mapping, store_mapping
 
     bpy = clips
     armature = bpy.data.objects[A]
@@ -115,10 +115,10 @@ def test_a_whose_bone_vectors_are_in_its_frames_takes_b_from_another_skeleton(cl
 
 
 def test_a_keyed_mix_profile_is_honoured(clips):
-    from mocap_addon.blender.motion import armature_pose
+    from mocap_addon.blender.bridge.motion import armature_pose
     from mocap_addon.blender.tools.blend import clip_to_world
     from mocap_addon.core import world_positions
-    from mocap_addon.core.blend import blend
+    from mocap_addon.core.blend.mixing import blend
 
     bpy = clips
     # Free feet: frames keyed 0 are A's and frames keyed 1 B's (held feet carry a contact across a change of mix).
@@ -148,11 +148,11 @@ def test_a_keyed_mix_profile_is_honoured(clips):
 def test_planted_feet_are_the_cores_and_slide_less_than_free(clips):
     """Feet Planted (the default) bakes the core's blend with held feet; their slide over A's contacts is
     a fraction of Free's."""
-    from mocap_addon.blender.motion import armature_pose
+    from mocap_addon.blender.bridge.motion import armature_pose
     from mocap_addon.blender.tools.blend import clip_to_world
     from mocap_addon.core import world_positions
-    from mocap_addon.core.blend import blend
-    from mocap_addon.core.contacts import find_contacts
+    from mocap_addon.core.blend.mixing import blend
+    from mocap_addon.core.body.contacts import find_contacts
 
     bpy = clips
     a_pose, b_pose = armature_pose(bpy.data.objects[A]), armature_pose(bpy.data.objects[B])
@@ -236,7 +236,7 @@ def test_the_catch_demo_scene(addon):
 
 
 def _mix_curve(obj):
-    from mocap_addon.blender.animation import curves_by_path
+    from mocap_addon.blender.bridge.animation import curves_by_path
 
     return curves_by_path(obj.data, obj.data.animation_data.action)[("mocap_blend.mix", 0)]
 

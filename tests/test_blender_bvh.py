@@ -61,7 +61,7 @@ def test_sample_import_matches_core_and_keys_are_continuous(addon, rotation_mode
     heads, _ = pose_heads(bpy, obj, range(1, clip.frame_count + 1))
     truth = blender_axes(world_positions(clip))
     assert np.abs(heads - truth).max() <= 1e-3 + 1e-5 * extent(truth)
-    from mocap_addon.blender.compat import Channels
+    from mocap_addon.blender.bridge.compat import Channels
 
     curves = list(Channels(obj.animation_data.action, obj, create=False).all())
     prop = "rotation_quaternion" if rotation_mode == "QUATERNION" else "rotation_euler"
@@ -129,7 +129,7 @@ def test_failed_import_leaves_nothing_behind(addon, tmp_path):
 
 def test_failure_after_the_armature_is_built_is_rolled_back(addon, monkeypatch):
     bpy = addon
-    from mocap_addon.blender import motion
+    from mocap_addon.blender.bridge import motion
 
     def broken(*args, **kwargs):
         raise ValueError("simulated failure while writing keys")
@@ -225,7 +225,7 @@ def test_sidebar_panel_and_file_handlers_are_registered(addon):
         handler = getattr(bpy.types, f"MOCAP_FH_{extension}")
         assert handler.bl_file_extensions == dropped
         assert handler.bl_import_operator == f"import_anim.mocap_{extension}"
-    from mocap_addon.blender.import_record import source_summary
+    from mocap_addon.blender.bridge.import_record import source_summary
 
     assert source_summary(None) == []
     obj = import_ours(bpy, SAMPLE)
@@ -253,7 +253,7 @@ def test_euler_curves_stay_continuous_and_near_the_files_own_angles(addon, path)
     assert operator(filepath=str(path), rotation_mode="EULER") == {"FINISHED"}
     obj = bpy.context.object
     clip = load(path)
-    from mocap_addon.blender.compat import Channels
+    from mocap_addon.blender.bridge.compat import Channels
 
     curves = {(fc.data_path, fc.array_index): fc for fc in Channels(obj.animation_data.action, obj, create=False).all()}
     for joint, name in enumerate(clip.skeleton.names):

@@ -252,7 +252,7 @@ def test_menu_labels_differ_from_blenders_own_bvh_entries(addon, menu):
 # Item 13: panel and renamed bones.
 
 def test_panel_shows_no_frame_rate_for_a_skeleton_only_asf(addon, tmp_path, capfd):
-    from mocap_addon.blender.import_record import source_summary
+    from mocap_addon.blender.bridge.import_record import source_summary
 
     bpy = addon
     asf, _ = cmu_style_take(tmp_path)
@@ -497,7 +497,7 @@ def test_bvh_export_of_a_bvh_import_keeps_the_files_unit(addon, tmp_path):
 
 def test_every_unit_the_exporter_writes_reads_back(addon, tmp_path):
     """A Unit choice for each of the core's units and a free Metres per Unit (CMU's 1/0.45 inch)."""
-    from mocap_addon.blender.conversion import UNIT_ITEMS
+    from mocap_addon.blender.bridge.conversion import UNIT_ITEMS
     from mocap_addon.core.units import UNIT_CHOICES
 
     bpy = addon

@@ -57,7 +57,7 @@ tip 50 0 0 0 0 0 20
     direction = np.array(bones["root"].tail_local) - np.array(bones["root"].head_local)
     expected = blender_axes(np.array([np.cos(np.radians(30)), np.sin(np.radians(30)), 0.0])) * 0.5
     np.testing.assert_allclose(direction, expected, atol=1e-6)
-    from mocap_addon.blender.compat import Channels
+    from mocap_addon.blender.bridge.compat import Channels
 
     paths = {fc.data_path for fc in Channels(obj.animation_data.action, obj, create=False).all()}
     assert 'pose.bones["tip"].scale' in paths and 'pose.bones["root"].scale' not in paths
@@ -140,7 +140,7 @@ def test_frame_translation_reading_is_chosen_by_evidence_and_kept(addon):
     rotation: its feet slide least so) and the armature keeps the choice and the note; forced, it obeys."""
     import json
 
-    from mocap_addon.blender.import_record import PROPERTY
+    from mocap_addon.blender.bridge.import_record import PROPERTY
 
     path = CORPUS / "htr" / "gpr450_xbot_anim1.HTR"
     if not path.is_file():

@@ -103,7 +103,7 @@ def test_hand_edits_stay_injective_and_detect_restores(addon):
     assert entries["LeftArm"].rule == "set by hand" and entries["LeftForeArm"].canonical == ""
     entries["Spine"].canonical = "not_a_joint"
     assert entries["Spine"].canonical == ""
-    from mocap_addon.blender.bone_mapping import armature_mapping
+    from mocap_addon.blender.bridge.bone_mapping import armature_mapping
 
     edited = armature_mapping(obj)
     assert edited["LeftArm"] == "lower_arm_l" and edited["LeftForeArm"] is None
@@ -205,7 +205,7 @@ def test_rig_built_in_blender_is_detected_with_sides_from_its_rest_pose(addon):
     """Mixamo names in Blender's axes; then the same rig with the side words removed (the right chains
     named ``.001``) and then mirrored: sides come from the rest pose, in Blender's frame."""
     bpy = addon
-    from mocap_addon.blender.bone_mapping import armature_mapping
+    from mocap_addon.blender.bridge.bone_mapping import armature_mapping
 
     obj = build_rig(bpy, MIXAMO_RIG)
     assert len(obj.data.mocap_mapping) == 0
@@ -242,7 +242,7 @@ import mocap_addon
 mocap_addon.register()
 addon_utils.enable("rigify", default_set=False)
 bpy.ops.object.armature_human_metarig_add()
-from mocap_addon.blender.bone_mapping import armature_mapping
+from mocap_addon.blender.bridge.bone_mapping import armature_mapping
 print("MAPPING", json.dumps(armature_mapping(bpy.context.object)), flush=True)
 os._exit(0)  # bpy 4.2 crashes tearing Rigify down at interpreter exit
 """
@@ -273,7 +273,7 @@ def test_user_presets_live_in_the_extension_user_directory(addon):
 def test_hand_edits_survive_added_and_renamed_bones(addon):
     """Issue 21, item 2: hand edits stay for bones that still exist, a renamed bone keeps its entry,
     a new bone is detected."""
-    from mocap_addon.blender.bone_mapping import armature_mapping
+    from mocap_addon.blender.bridge.bone_mapping import armature_mapping
 
     bpy = addon
     obj = imported(bpy, SAMPLE)

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.blender
 @pytest.fixture
 def shown(addon, monkeypatch):
     """What the operators show: ("begin", total), ("update", value) and ("end",) in order."""
-    from mocap_addon.blender.progress import Progress
+    from mocap_addon.blender.bridge.progress import Progress
 
     calls: list[tuple] = []
     enter, update, leave = Progress.__enter__, Progress.update, Progress.__exit__

@@ -56,7 +56,7 @@ def worst_distance(bpy, first, second) -> float:
 
 
 def curves(obj) -> list:
-    from mocap_addon.blender.compat import Channels
+    from mocap_addon.blender.bridge.compat import Channels
 
     return list(Channels(obj.animation_data.action, obj, create=False).all())
 

@@ -187,7 +187,7 @@ def test_reference_pose_is_what_the_rig_stands_in_for_the_source_t_pose(addon):
 
 def test_the_stored_bone_mapping_is_used(addon):
     """A hand edit in the Bone Mapping panel (here: the rig's hips unmapped) is what retargeting reads."""
-    from mocap_addon.blender.bone_mapping import armature_mapping, store_mapping
+    from mocap_addon.blender.bridge.bone_mapping import armature_mapping, store_mapping
 
     bpy = addon
     source = import_sample(bpy)
@@ -205,7 +205,7 @@ def test_planted_feet_stand_on_the_rigs_floor(addon):
     from dataclasses import replace
 
     from mocap_addon.core import load
-    from mocap_addon.core.contacts import find_contacts
+    from mocap_addon.core.body.contacts import find_contacts
     from tests.conftest import CORPUS
 
     walk = CORPUS / "bvh" / "bandai_dataset-2_walk_elderly_004.bvh"
@@ -234,8 +234,8 @@ def test_knees_and_elbows_bend_about_the_rigs_own_axes(addon):
     """Bandai's walk (every bone along its parent's +X at rest) through the operator onto Xia's imported
     walk (a rig with an action: its captures): the rig's knees and elbows bend about the axes of its own
     bones they bend about in its captures (within 3 degrees with the feet planted)."""
-    from mocap_addon.blender.motion import armature_pose
-    from mocap_addon.core.anatomy import angle_between, hinge_axes
+    from mocap_addon.blender.bridge.motion import armature_pose
+    from mocap_addon.core.body.anatomy import angle_between, hinge_axes
     from tests.conftest import CORPUS
 
     walk, rig = CORPUS / "bvh" / "bandai_dataset-1_walk_normal_001.bvh", CORPUS / "bvh" / "ganim_Xia_normal.bvh"

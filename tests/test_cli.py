@@ -106,7 +106,7 @@ def test_blend_at_mix_zero_is_the_first_clip(tmp_path):
 
 
 def test_blend_takes_the_feet_and_the_heading_root(tmp_path):
-    from mocap_addon.core.blend import blend
+    from mocap_addon.core.blend.mixing import blend
 
     target = tmp_path / "mixed.bvh"
     result = run("blend", str(SAMPLE), str(SAMPLES / "jog_wave.bvh"), str(target), "--mix", "0.5", "--feet", "free",
@@ -119,8 +119,8 @@ def test_blend_takes_the_feet_and_the_heading_root(tmp_path):
 
 def _in_process(command: str):
     """What the command computes before writing, here."""
-    from mocap_addon.core.blend import blend
-    from mocap_addon.core.retarget import retarget, to_canonical
+    from mocap_addon.core.blend.mixing import blend
+    from mocap_addon.core.retarget.transfer import retarget, to_canonical
 
     jog, walk = load(SAMPLES / "jog_wave.bvh"), load(SAMPLE)
     return {"retarget": lambda: retarget(jog, walk), "blend": lambda: blend(walk, jog, 0.5),

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from mocap_addon.core import Clip, load
-from mocap_addon.core.body import AXIS_ROTATIONS
-from mocap_addon.core.contacts import _without_short_runs, find_contacts, touching_floor
+from mocap_addon.core.body.contacts import _without_short_runs, find_contacts, touching_floor
+from mocap_addon.core.body.reference import AXIS_ROTATIONS
 from tests.conftest import CORPUS, corpus_files
 
 WALKS = ["bvh/ganim_Xia_normal.bvh", "bvh/bandai_dataset-1_walk_normal_001.bvh",

@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 
 from mocap_addon.core import MocapFormatError, load, save, world_positions
-from mocap_addon.core.__main__ import main
 from mocap_addon.core.batch import plan
 from mocap_addon.core.batch.executors import DaskPool, Pool, WorkerDied
 from mocap_addon.core.batch.manifest import Manifest
 from mocap_addon.core.batch.run import _Progress
+from mocap_addon.core.cli.main import main
 from mocap_addon.core.reduce import figure_height, played_back, reduce_keys
 from tests.conftest import REPO, SAMPLES, corpus_files
 
@@ -348,7 +348,7 @@ def test_played_back_holds_the_keys_in_each_joints_layout():
 
 
 def test_the_extras_are_imported_only_where_used():
-    code = ("import sys, mocap_addon.core.__main__, mocap_addon.core.batch, mocap_addon.core.preview\n"
+    code = ("import sys, mocap_addon.core.cli.main, mocap_addon.core.batch, mocap_addon.core.batch.preview\n"
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'dask', 'distributed', 'matplotlib', 'tqdm'}))")
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"

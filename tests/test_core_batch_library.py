@@ -20,7 +20,7 @@ from urllib.parse import unquote
 import pytest
 
 from mocap_addon.core import MocapFormatError, load
-from mocap_addon.core.__main__ import main
+from mocap_addon.core.cli.main import main
 from tests.batch_library import Library, build_library
 from tests.conftest import CORPUS, REPO
 

@@ -45,7 +45,7 @@ def test_the_check_catches_imports():
 
 
 def test_importing_core_loads_no_blender_module():
-    code = ("import sys, mocap_addon.core, mocap_addon.core.__main__\n"
+    code = ("import sys, mocap_addon.core, mocap_addon.core.cli.main\n"
             "import mocap_addon.core.formats.bvh, mocap_addon.core.formats\n"
             f"print(sorted(m for m in sys.modules if m.split('.')[0] in {sorted(BLENDER_MODULES)!r}))")
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)

@@ -10,11 +10,11 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from mocap_addon.core import Clip, load, world_positions
-from mocap_addon.core.anatomy import largest_bend_step
-from mocap_addon.core.contacts import find_contacts
-from mocap_addon.core.footing import EASE, pinned_ankles, two_bone_ik
+from mocap_addon.core.body.anatomy import largest_bend_step
+from mocap_addon.core.body.contacts import find_contacts
+from mocap_addon.core.body.footing import EASE, pinned_ankles, two_bone_ik
 from mocap_addon.core.naming import map_skeleton
-from mocap_addon.core.retarget import retarget, to_canonical
+from mocap_addon.core.retarget.transfer import retarget, to_canonical
 from tests.conftest import CORPUS
 
 # Captures from other sources, and the rigs the issue names: CMU's BVH, the Mixamo HTR, Bandai's BVH, CMU's ASF.

@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from mocap_addon.core import Clip, Skeleton, formats, load, save
-from mocap_addon.core.__main__ import main as core_main
 from mocap_addon.core.batch import plan
+from mocap_addon.core.cli.main import main as core_main
 from mocap_addon.core.formats import FileFormat, files_to_read, format_of, motion_extensions, sniff, unit_note
 from tests.conftest import REPO, SAMPLES
 

@@ -112,7 +112,7 @@ def test_plot_and_errors_give_one_line(graph_file, tmp_path):
 
 def test_plot_without_matplotlib_says_so(graph_file, tmp_path):
     code = ("import sys; sys.modules['matplotlib'] = None; sys.modules['matplotlib.figure'] = None; "
-            "sys.modules['matplotlib.backends.backend_agg'] = None; from mocap_addon.core.__main__ import main; "
+            "sys.modules['matplotlib.backends.backend_agg'] = None; from mocap_addon.core.cli.main import main; "
             f"sys.exit(main(['graph', 'plot', {str(graph_file)!r}, {str(tmp_path / 'p.png')!r}]))")
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=False)
     assert result.returncode == 2

@@ -99,7 +99,7 @@ GRAPH = {module: imports - {b for a, b in BOTH_WAYS if a == module} for module, 
 
 def test_the_graph_sees_the_package():
     assert {"mocap_addon.core.model", "mocap_addon.blender.files.base", "mocap_addon.blender.tools.blend"} <= set(GRAPH)
-    assert "mocap_addon.blender.armature_to_clip" in GRAPH["mocap_addon.blender.motion"]
+    assert "mocap_addon.blender.bridge.armature_to_clip" in GRAPH["mocap_addon.blender.bridge.motion"]
     assert {"mocap_addon.blender.files", "mocap_addon.blender.tools"} <= GRAPH["mocap_addon.blender"]
 
 

@@ -128,10 +128,10 @@ def test_tools_on_poses_compute_no_euler_angle(monkeypatch):
     """Retarget, canonical conversion, blending (with time warping), envelopes, solving a mix, key
     reduction and resampling take poses and give poses without computing an Euler angle (joints with
     three rotation channels throughout: fewer channels hold angles about their own axes by nature)."""
-    import mocap_addon.core.retarget as retarget_module
-    from mocap_addon.core.blend import blend, envelope, solve_mix
+    import mocap_addon.core.retarget.transfer as retarget_module
+    from mocap_addon.core.blend.mixing import blend, envelope, solve_mix
     from mocap_addon.core.reduce import reduce_keys
-    from mocap_addon.core.retarget import retarget, to_canonical
+    from mocap_addon.core.retarget.transfer import retarget, to_canonical
     from mocap_addon.core.timing import resample
 
     walk, jog = load(SAMPLE), load(OTHER)

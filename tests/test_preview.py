@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from mocap_addon.core import load, world_positions
-from mocap_addon.core.__main__ import main
+from mocap_addon.core.batch.preview import COLOURS, contact_sheet, stick_figures
+from mocap_addon.core.cli.main import main
 from mocap_addon.core.kinematics import end_site_positions
 from mocap_addon.core.model import Clip
-from mocap_addon.core.preview import COLOURS, contact_sheet, stick_figures
-from mocap_addon.core.retarget import to_canonical
+from mocap_addon.core.retarget.transfer import to_canonical
 from tests.conftest import SAMPLES, corpus_files
 
 WALK = SAMPLES / "walk_turn.bvh"

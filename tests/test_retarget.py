@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mocap_addon.core import Clip, Skeleton, forward_kinematics, load, save, world_positions
-from mocap_addon.core.body import AXIS_ROTATIONS, reference_body
+from mocap_addon.core.body.reference import AXIS_ROTATIONS, reference_body
 from mocap_addon.core.kinematics import local_transforms, rebase
 from mocap_addon.core.naming import CANONICAL_JOINTS, CANONICAL_PARENTS, map_skeleton
-from mocap_addon.core.retarget import MissingJointsError, figure, retarget, to_canonical
+from mocap_addon.core.retarget.transfer import MissingJointsError, figure, retarget, to_canonical
 from tests.conftest import SAMPLES, corpus_files
 from tests.kinematics_oracle import clip_world_matrices
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mocap_addon.core import load, world_positions
-from mocap_addon.core.retarget import retarget, to_canonical
+from mocap_addon.core.retarget.transfer import retarget, to_canonical
 from tests.conftest import REPO, corpus_files
 
 CMU = [f for f in corpus_files("bvh", "fm_cmu_01_01.bvh")]

@@ -11,13 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mocap_addon.core import Clip, load, world_positions
-from mocap_addon.core.contacts import find_contacts
-from mocap_addon.core.frame_matching import frame_features, joint_weights
+from mocap_addon.core.body.contacts import find_contacts
 from mocap_addon.core.kinematics import place_translation, translation_channels
 from mocap_addon.core.model import encode_joint
-from mocap_addon.core.motion_graph import _largest_cycle_part, gap_frames, library_pose, run_ends
 from mocap_addon.core.pose import Pose
-from mocap_addon.core.retarget import retarget
+from mocap_addon.core.retarget.transfer import retarget
 from mocap_addon.core.rotations import axis_matrices, quaternion_to_matrix
 from mocap_addon.core.transitions import (
     MotionGraph,
@@ -30,6 +28,8 @@ from mocap_addon.core.transitions import (
     transition_steps,
     walk,
 )
+from mocap_addon.core.transitions.frame_matching import frame_features, joint_weights
+from mocap_addon.core.transitions.graph import _largest_cycle_part, gap_frames, library_pose, run_ends
 from tests.conftest import CORPUS, SAMPLES
 
 WALKS = [CORPUS / "bvh" / "ganim_Xia_normal.bvh", CORPUS / "asf_amc" / "vicon_male.walk-speed 4.AMC",
@@ -260,7 +260,7 @@ def test_save_and_load_keep_every_array(sample_graph, tmp_path):
 
 
 def test_graphs_do_not_depend_on_how_rows_fall_into_blocks(samples, monkeypatch):
-    import mocap_addon.core.frame_matching as frame_matching
+    import mocap_addon.core.transitions.frame_matching as frame_matching
 
     clips = [samples[1], part(samples[1], 30, 110), turned(part(samples[1], 10), 40.0, (50.0, 0.0, -20.0))]
     whole = build(clips, contacts=False)

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import bpy
 
-from . import bone_mapping, files, tools
+from . import files, tools
+from .bridge import bone_mapping
 
 CLASSES = bone_mapping.CLASSES + files.CLASSES + tools.CLASSES
 _registered = False

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import bpy
 
-from ..import_record import source_summary
-from ..sidebar import SidebarPanel
+from ..bridge.import_record import source_summary
+from ..bridge.sidebar import SidebarPanel
 from . import acclaim, bvh, htr
 from .base import MocapImportBase, file_handler
 

@@ -12,7 +12,7 @@ from .base import MocapExportBase, MocapImportBase
 
 if TYPE_CHECKING:
     from ...core import Clip
-    from ..clip_to_armature import ImportResult
+    from ..bridge.clip_to_armature import ImportResult
 
 
 class IMPORT_ANIM_OT_mocap_amc(MocapImportBase):

@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import bpy
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 
-from ..conversion import DEFAULT_AXES, UNIT_ITEMS, conversion_matrix
-from ..progress import Progress
+from ..bridge.conversion import DEFAULT_AXES, UNIT_ITEMS, conversion_matrix
+from ..bridge.progress import Progress
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
 
     from ...core import Clip
-    from ..clip_to_armature import ImportResult
+    from ..bridge.clip_to_armature import ImportResult
 
     class ImportHelper:
         """bpy_extras' file-browser mixin as it works (its stubs give it no file path and no return values)."""
@@ -157,7 +157,7 @@ class MocapImportBase(bpy.types.Operator, ImportHelper):
         from ...core import MocapFormatError, load
         from ...core.formats import FORMATS as CORE_FORMATS
         from ...core.formats import files_to_read, format_of
-        from ..clip_to_armature import ImportSettings, import_clip
+        from ..bridge.clip_to_armature import ImportSettings, import_clip
 
         jobs = files_to_read(self.paths())
         if not jobs:
@@ -291,7 +291,7 @@ class MocapExportBase(bpy.types.Operator, ExportHelper):
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core import save
         from ...core.formats import unit_note
-        from ..armature_to_clip import ExportSettings, export_clip
+        from ..bridge.armature_to_clip import ExportSettings, export_clip
 
         scene = context.scene
         assert scene is not None, "run with a scene"

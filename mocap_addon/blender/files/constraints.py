@@ -10,7 +10,7 @@ import bpy
 import numpy as np
 
 from ...core import Clip
-from ..armature import pose_bones
+from ..bridge.armature import pose_bones
 
 _ALIGNED = 0.999
 

@@ -21,15 +21,15 @@ import bpy
 import numpy as np
 from bpy.props import EnumProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
 
-from ...core.blend import ALIGN_MODES, FEET_MODES, ROOT_MODES
-from ..animation import curves_by_path, sample_fcurve
-from ..armature import armature_data, armature_named, is_armature, named_or_selected, pose_bones
-from ..armature_to_clip import armature_action
-from ..choices import enum_items
-from ..compat import add_properties, assign_action, remove_properties, run_time_property
-from ..progress import Progress
-from ..rollback import nothing_left_behind
-from ..sidebar import SidebarPanel
+from ...core.blend.mixing import ALIGN_MODES, FEET_MODES, ROOT_MODES
+from ..bridge.animation import curves_by_path, sample_fcurve
+from ..bridge.armature import armature_data, armature_named, is_armature, named_or_selected, pose_bones
+from ..bridge.armature_to_clip import armature_action
+from ..bridge.choices import enum_items
+from ..bridge.compat import add_properties, assign_action, remove_properties, run_time_property
+from ..bridge.progress import Progress
+from ..bridge.rollback import nothing_left_behind
+from ..bridge.sidebar import SidebarPanel
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -56,7 +56,7 @@ _MASK_ITEMS: list[tuple[str, str, str]] = []  # Blender needs the item strings k
 def _mask_items(self: Any, context: bpy.types.Context | None) -> list[tuple[str, str, str]]:
     """No mask, then the core's mask presets (read on first use)."""
     if not _MASK_ITEMS:
-        from ...core.blend import mask_presets
+        from ...core.blend.mixing import mask_presets
 
         _MASK_ITEMS.append(("NONE", "Whole Body", "Every joint takes the mix"))
         _MASK_ITEMS.extend((key.upper(), preset["label"], preset["description"])
@@ -146,10 +146,10 @@ def _prepare(clip_a: bpy.types.Object, clip_b: bpy.types.Object, settings: _Blen
     """Read A and B as local poses (quaternion keys stay quaternions); B on another body is retargeted
     onto A's (feet as the blend's), and a mask preset and A's feet are found, through the armatures'
     stored bone mappings (hand edits included)."""
-    from ...core.blend import mask_presets, onto, preset_weights
+    from ...core.blend.mixing import mask_presets, onto, preset_weights
     from ...core.pose import as_pose
-    from ..bone_mapping import armature_mapping
-    from ..motion import armature_pose
+    from ..bridge.bone_mapping import armature_mapping
+    from ..bridge.motion import armature_pose
 
     for clip in (clip_a, clip_b):
         if armature_action(clip) is None:
@@ -176,7 +176,7 @@ def bake(context: bpy.types.Context, clip_a: bpy.types.Object, clip_b: bpy.types
     The mix is the result's keyed profile where it has one.  Blender's progress
     indicator follows reading, blending (time warping included) and keying.
     """
-    from ...core.blend import blend
+    from ...core.blend.mixing import blend
 
     with Progress(context) as progress:
         prepared = _prepare(clip_a, clip_b, settings) if prepared is None else prepared
@@ -193,7 +193,7 @@ def _keyed(context: bpy.types.Context, clip_a: bpy.types.Object, clip_b: bpy.typ
            settings: _BlendOptions, result: bpy.types.Object | None, mixed: Pose, first: int,
            progress: Callable[[float], None]) -> bpy.types.Object:
     """``mixed`` keyed onto ``result`` (made as a copy of A's rig when ``None``), with what made it."""
-    from ..motion import write_pose
+    from ..bridge.motion import write_pose
 
     old = result.animation_data.action if result is not None and result.animation_data else None
     try:
@@ -232,7 +232,7 @@ def _make_active(context: bpy.types.Context, obj: bpy.types.Object) -> None:
 
 def clip_to_world(obj: bpy.types.Object) -> np.ndarray:
     """4x4 matrix taking a point of ``obj``'s clips (file axes and units) to world space."""
-    from ..motion import clip_space
+    from ..bridge.motion import clip_space
 
     conversion, scale = clip_space(obj)
     local = np.eye(4)
@@ -320,7 +320,7 @@ class MOCAP_OT_envelope(_OnBlendResult):
     count: IntProperty(name="Paths", default=11, min=2, max=101)
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
-        from ...core.blend import envelope
+        from ...core.blend.mixing import envelope
 
         result = _active_result(context)
         settings = blend_settings(result)
@@ -381,7 +381,7 @@ class MOCAP_OT_solve_mix(_OnBlendResult):
     target: StringProperty(name="Target", description="Empty to reach (empty: the 3D cursor)")
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
-        from ...core.blend import solve_mix
+        from ...core.blend.mixing import solve_mix
 
         result, scene = _active_result(context), context.scene
         assert scene is not None, "a scene's current frame"

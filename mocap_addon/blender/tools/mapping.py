@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import bpy
 from bpy.props import EnumProperty, StringProperty
 
-from ..armature import armature_data
-from ..bone_mapping import MOCAP_PG_bone_mapping, detect_mapping, mapping_entries, stored_mapping
-from ..compat import run_time_property
-from ..sidebar import SidebarPanel
+from ..bridge.armature import armature_data
+from ..bridge.bone_mapping import MOCAP_PG_bone_mapping, detect_mapping, mapping_entries, stored_mapping
+from ..bridge.compat import run_time_property
+from ..bridge.sidebar import SidebarPanel
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems

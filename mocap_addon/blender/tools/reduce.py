@@ -18,10 +18,10 @@ import numpy as np
 from bpy.props import FloatProperty
 
 from ...core.reduce import DEFAULT_TOLERANCE
-from ..animation import curves_by_path, key_count
-from ..armature import armature_data, pose_bones
-from ..armature_to_clip import armature_action
-from ..compat import (
+from ..bridge.animation import curves_by_path, key_count
+from ..bridge.armature import armature_data, pose_bones
+from ..bridge.armature_to_clip import armature_action
+from ..bridge.compat import (
     add_properties,
     assign_action,
     id_properties,
@@ -29,15 +29,15 @@ from ..compat import (
     remove_properties,
     run_time_property,
 )
-from ..progress import Progress
-from ..rollback import nothing_left_behind
-from ..sidebar import SidebarPanel
+from ..bridge.progress import Progress
+from ..bridge.rollback import nothing_left_behind
+from ..bridge.sidebar import SidebarPanel
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
 
     from ...core import Pose
-    from ..clip_to_armature import KeyReport
+    from ..bridge.clip_to_armature import KeyReport
 
 # The operator's Tolerance and the panel's (on the scene).
 TOLERANCE: dict[str, Any] = {
@@ -51,7 +51,7 @@ def _unheld(obj: bpy.types.Object, action: bpy.types.Action, pose: Pose) -> list
     """The F-curves of ``action`` that rewriting ``pose`` would not write again (other properties, bones
     outside the skeleton, moves or scales its channels do not hold)."""
     from ...core.model import MOVE_CHANNELS, SCALE_CHANNEL
-    from ..animation import bone_path
+    from ..bridge.animation import bone_path
 
     held: set[str] = set()
     for name, layout in zip(pose.skeleton.names, pose.skeleton.channels):
@@ -71,9 +71,9 @@ def reduce_action(context: bpy.types.Context, obj: bpy.types.Object, tolerance: 
     worst error measured on the keys written (Blender units).
     """
     from ...core.reduce import EulerKeys, bone_points, reduce_keys
-    from ..armature_to_clip import armature_bone_frames
-    from ..clip_to_armature import KeyReport
-    from ..motion import armature_pose, clip_space, write_pose
+    from ..bridge.armature_to_clip import armature_bone_frames
+    from ..bridge.clip_to_armature import KeyReport
+    from ..bridge.motion import armature_pose, clip_space, write_pose
 
     action = armature_action(obj)
     if action is None:

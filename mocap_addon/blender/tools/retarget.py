@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING
 import bpy
 from bpy.props import BoolProperty, EnumProperty, PointerProperty, StringProperty
 
-from ...core.retarget import FEET, LENGTHS, METHODS, ROOT_MODES
-from ..armature import is_armature, named_or_selected
-from ..armature_to_clip import armature_action
-from ..bone_mapping import armature_mapping
-from ..choices import enum_items
-from ..compat import add_properties, remove_properties, run_time_property
-from ..progress import Progress
-from ..reference_pose import clear_reference_pose, has_reference_pose, reference_rotations, store_reference_pose
-from ..sidebar import SidebarPanel
+from ...core.retarget.transfer import FEET, LENGTHS, METHODS, ROOT_MODES
+from ..bridge.armature import is_armature, named_or_selected
+from ..bridge.armature_to_clip import armature_action
+from ..bridge.bone_mapping import armature_mapping
+from ..bridge.choices import enum_items
+from ..bridge.compat import add_properties, remove_properties, run_time_property
+from ..bridge.progress import Progress
+from ..bridge.reference_pose import clear_reference_pose, has_reference_pose, reference_rotations, store_reference_pose
+from ..bridge.sidebar import SidebarPanel
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -69,9 +69,9 @@ class MOCAP_OT_retarget(_RootOption, bpy.types.Operator):
                                                         "armature)")
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
-        from ...core.retarget import retarget
-        from ..motion import armature_pose, armature_skeleton, write_pose
-        from ..rollback import nothing_left_behind
+        from ...core.retarget.transfer import retarget
+        from ..bridge.motion import armature_pose, armature_skeleton, write_pose
+        from ..bridge.rollback import nothing_left_behind
 
         started = time.perf_counter()
         try:
@@ -124,10 +124,10 @@ class MOCAP_OT_to_canonical(_CanonicalOptions, bpy.types.Operator):
         return obj is not None and obj.type == "ARMATURE" and armature_action(obj) is not None
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
-        from ...core.retarget import to_canonical
-        from ..clip_to_armature import ImportSettings, import_clip
-        from ..conversion import DEFAULT_AXES, conversion_matrix
-        from ..motion import armature_pose
+        from ...core.retarget.transfer import to_canonical
+        from ..bridge.clip_to_armature import ImportSettings, import_clip
+        from ..bridge.conversion import DEFAULT_AXES, conversion_matrix
+        from ..bridge.motion import armature_pose
 
         obj, view_layer = context.active_object, context.view_layer
         assert obj is not None and view_layer is not None, "poll: an active armature"

@@ -25,14 +25,14 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
 
-from ..animation import curves_by_path, fill_curve
-from ..armature import armature_data, armature_named, is_armature
-from ..armature_to_clip import armature_action
-from ..compat import add_properties, assign_action, id_property, remove_properties, run_time_property
-from ..progress import Progress
-from ..reference_pose import reference_rotations
-from ..rollback import nothing_left_behind
-from ..sidebar import SidebarPanel
+from ..bridge.animation import curves_by_path, fill_curve
+from ..bridge.armature import armature_data, armature_named, is_armature
+from ..bridge.armature_to_clip import armature_action
+from ..bridge.compat import add_properties, assign_action, id_property, remove_properties, run_time_property
+from ..bridge.progress import Progress
+from ..bridge.reference_pose import reference_rotations
+from ..bridge.rollback import nothing_left_behind
+from ..bridge.sidebar import SidebarPanel
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -114,9 +114,9 @@ def _with_actions(objects: list[bpy.types.Object]) -> list[tuple[bpy.types.Objec
 
 def _canonical(obj: bpy.types.Object, action: bpy.types.Action | None) -> Pose:
     """``obj``'s ``action`` on the canonical skeleton, through its stored mapping and reference pose."""
-    from ...core.retarget import to_canonical
-    from ..bone_mapping import armature_mapping
-    from ..motion import armature_pose
+    from ...core.retarget.transfer import to_canonical
+    from ..bridge.bone_mapping import armature_mapping
+    from ..bridge.motion import armature_pose
 
     if action is None:
         raise ValueError(f"{obj.name}'s action is gone")
@@ -173,9 +173,9 @@ def _write_onto(context: bpy.types.Context, rig: bpy.types.Object, motion: Clip,
                 lib: Library) -> bpy.types.Action:
     """``motion`` (canonical) retargeted onto ``rig`` as a new action from the scene's first frame."""
     from ...core.pose import as_pose
-    from ...core.retarget import retarget
-    from ..bone_mapping import armature_mapping
-    from ..motion import armature_skeleton, write_pose
+    from ...core.retarget.transfer import retarget
+    from ..bridge.bone_mapping import armature_mapping
+    from ..bridge.motion import armature_skeleton, write_pose
 
     scene = _scene(context)
     result = retarget(as_pose(motion), armature_skeleton(rig), target_mapping=armature_mapping(rig),
@@ -414,8 +414,8 @@ class MOCAP_OT_take_transition(_WithGraph, bpy.types.Operator):
     blend_frames: IntProperty(name="Blend Frames", default=5, min=0, max=1000)
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
-        from ...core.motion_graph import run_ends
         from ...core.transitions import assemble
+        from ...core.transitions.graph import run_ends
 
         scene = _scene(context)
         lib = library(scene)

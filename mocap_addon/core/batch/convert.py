@@ -103,7 +103,7 @@ def transform(clip: Clip, settings: Settings) -> tuple[Clip, dict[str, float] | 
         clip.unit_in_metres = UNITS_IN_METRES[settings.unit]
     feet: dict[str, Any] = {"feet": settings.feet} if settings.feet else {}  # only when asked for
     if settings.canonical or settings.retarget_onto:
-        from ..retarget import retarget, to_canonical
+        from ..retarget.transfer import retarget, to_canonical
 
         if settings.canonical:
             clip = to_canonical(clip, method=settings.method, **feet)
@@ -168,7 +168,7 @@ def mapped_joints(clip: Clip) -> int:
 def _draw(clip: Clip, job: Job, preview: str, folder: str, warnings: list[str]) -> str | None:
     """The take's contact sheet, drawn in ``folder`` and moved to ``preview`` (``None``, with a warning,
     if it could not be drawn: the take itself is converted)."""
-    from ..preview import contact_sheet
+    from .preview import contact_sheet
 
     drawn = os.path.join(folder, "preview.png")
     try:

@@ -15,11 +15,11 @@ from typing import IO, Any
 
 from ..errors import MissingDependency
 from ..formats.textio import atomic_write
-from ..preview import PREVIEW_EXTRA
 from .convert import Outcome, Settings, convert_job, describe
 from .executors import DASK_EXTRA, DaskPool, Pool, machine_cores
 from .manifest import Manifest, ManifestBusy, Record
 from .plan import Job, plan
+from .preview import PREVIEW_EXTRA
 
 STAGING = ".staging"  # in the output folder: files of takes being written (cleared by every run)
 PREVIEWS = "previews"  # in the output folder: one contact sheet per take

@@ -290,7 +290,7 @@ def _read_translations_by_evidence(clip: Clip) -> None:
     """
     from dataclasses import replace
 
-    from ..contacts import find_contacts
+    from ..body.contacts import find_contacts
     from ..naming import map_skeleton
 
     skeleton = clip.skeleton

@@ -1,0 +1,453 @@
+"""Feet on the floor: where a planted foot is held, and the two-bone leg IK that holds it there.
+
+Works on arrays of world positions and rotations (one side of one clip, or any
+number of legs at once), so retargeting, blending and the motion graph share it:
+
+* :func:`pinned_ankles`: for each frame, where the ankle should be.  While the
+  ankle touches the floor it stays where its contact began; once only the ball
+  of the foot touches, the ball stays where it was and the ankle follows the
+  foot's own turn about it.  After a contact the hold fades out over ``EASE``
+  seconds (smoothstep), so nothing snaps.
+* :func:`two_bone_ik`: the turns of the thigh and the shin that bring the ankle
+  to its target with the knee bending only about its own hinge axis (closed
+  form, bone lengths kept); where the target is out of reach the leg
+  straightens towards it and the miss is returned.
+
+On clips: :func:`standing` (a figure's floor and planted ankle height, from its
+captures or its rest) and :func:`plant_feet` (a retarget stood on the target's
+floor, its legs solved during the source's contacts), which ``retarget`` uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..kinematics import World, forward_kinematics
+from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton
+from ..pose import Pose
+from ..rotations import FloatArray, matrix_to_quaternion, quaternion_continuity
+from ..vectors import dot, turned_about, unit
+from .contacts import Contacts, find_contacts, floor_height, leg_length, sole_points
+
+EASE = 0.15  # seconds over which a hold fades in before its contact and out after it
+BENT_PLANE = (5.0, 15.0)  # degrees of knee bend over which its axis turns from the anatomical one to its plane's
+SOFTNESS = 0.02  # of the leg's length: how near straight a held leg is eased (see two_bone_ik)
+MISSED = 1e-3  # leg lengths: an ankle held farther than this from where it should be has missed
+
+
+def pinned_ankles(ankles: FloatArray, balls: FloatArray, touching: NDArray[np.bool_], frame_time: float,
+                  guide_ankles: FloatArray | None = None, guide_balls: FloatArray | None = None,
+                  heights: tuple[FloatArray, FloatArray] | None = None,
+                  ease: float = EASE) -> tuple[FloatArray, FloatArray]:
+    """Ankle targets ``(F, ..., 3)`` and hold weights ``(F, ...)`` for free ``ankles`` and ``balls``
+    ``(F, ..., 3)`` and which of them touch ``(F, ..., 2)`` (ankle, ball).
+
+    Held, the target is the ankle where its contact began (ankle touching), or
+    the ball where the ankle left the floor less the foot's current
+    ankle-to-ball line (ball touching only); between contacts it is the free
+    ankle moved by the last hold's offset fading out and the next one's fading
+    in, each over ``ease`` seconds (``weight``: how much of a hold applies).  With
+    ``guide_ankles`` and ``guide_balls`` (the source's, in these axes and
+    units) a hold moves as they move from the start of its contact: a foot
+    rolls as the source's does, and slides no more.  ``heights``: an up
+    vector ``(3,)`` and the heights ``(F, ...)`` along it of held ankles.
+    """
+    frames = ankles.shape[0]
+    shape = (frames, -1, 3)
+    flat_ankles, flat_balls = ankles.reshape(shape), balls.reshape(shape)
+    guides = [np.zeros_like(flat_ankles) if g is None else g.reshape(shape) for g in (guide_ankles, guide_balls)]
+    flat_touching = touching.reshape(frames, -1, 2)
+    legs = flat_ankles.shape[1]
+    offsets = np.zeros_like(flat_ankles)  # held - free ankle, while held
+    held = np.zeros((frames, legs), dtype=bool)
+    index = np.arange(frames)[:, None]
+    for leg in range(legs):
+        ankle_down, ball_down = flat_touching[:, leg, 0], flat_touching[:, leg, 1] & ~flat_touching[:, leg, 0]
+        foot = flat_balls[:, leg] - flat_ankles[:, leg]
+        guide_ankle, guide_ball = guides[0][:, leg], guides[1][:, leg]
+        # Ankle holds: the ankle where each run of ankle contact began (moved as the guide moved since).
+        start = _run_starts(ankle_down)
+        ankle_held = flat_ankles[start, leg] + guide_ankle - guide_ankle[start]
+        if heights is not None:
+            up, level = heights[0], heights[1].reshape(frames, -1)[:, leg]
+            ankle_held += (level - ankle_held @ up)[:, None] * up
+        # Ball holds: the ball where the ankle left the floor (with the ankle as it was held then), or
+        # where a run of ball-only contact began without the ankle down before it.
+        first = _run_starts(ball_down)
+        before = np.maximum(first - 1, 0)
+        after_ankle = (first > 0) & ankle_down[before]
+        ball_start = np.where(after_ankle[:, None], ankle_held[before] + foot[before], flat_balls[first, leg])
+        ball_held = ball_start + guide_ball - guide_ball[np.where(after_ankle, before, first)]
+        wanted = np.where(ankle_down[:, None], ankle_held, ball_held - foot)
+        down = ankle_down | ball_down
+        offsets[:, leg] = np.where(down[:, None], wanted - flat_ankles[:, leg], 0.0)
+        held[:, leg] = down
+    # Between holds, the last one fades out and the next one fades in (weights summing to at most 1).
+    last = np.maximum.accumulate(np.where(held, index, -1), axis=0)
+    following = np.minimum.accumulate(np.where(held, index, frames)[::-1], axis=0)[::-1]
+    fade_out = np.where(last >= 0, smooth_fall((index - last) * frame_time / max(ease, 1e-12)), 0.0)
+    fade_in = np.where(following < frames, smooth_fall((following - index) * frame_time / max(ease, 1e-12)), 0.0)
+    total = np.maximum(fade_out + fade_in, 1.0)
+    legs_index = np.arange(legs)[None, :]
+    between = (fade_out / total)[..., None] * offsets[np.maximum(last, 0), legs_index] + (
+        fade_in / total)[..., None] * offsets[np.minimum(following, frames - 1), legs_index]
+    weight = np.where(held, 1.0, (fade_out + fade_in) / total)
+    targets = flat_ankles + np.where(held[..., None], offsets, between)
+    return targets.reshape(ankles.shape), weight.reshape(ankles.shape[:-1])
+
+
+def mixed_holds(points: tuple[FloatArray, FloatArray], touching: tuple[NDArray[np.bool_], NDArray[np.bool_]],
+                turns: tuple[FloatArray, FloatArray], mixes: FloatArray,
+                up: FloatArray) -> tuple[NDArray[np.bool_], FloatArray, FloatArray]:
+    """Where the feet of a mix of two motions touch, and how their holds move: for :func:`pinned_ankles`.
+
+    ``points`` ``(F, 2, 2, 3)``: each motion's ankles and balls of the feet
+    (sides ``l, r``) in one world; ``touching`` ``(F, 2, 2)``: which of them touch
+    the floor; ``turns`` ``(..., F)``: the angle about ``up`` from each motion's
+    heading to the mix's; ``mixes`` ``(..., F, 2)``: each leg's mix (0 the first
+    motion, 1 the second).  A point of the mix touches where the mix of the
+    two's touching is at least one half: the first's contacts at mix 0, the
+    second's at 1, either's at 0.5.  Its guide moves, each frame, as the
+    motions' points that touch at both ends of the step move (turned into the
+    mix's heading), weighted by the mix (the first's alone at mix 0, the
+    second's at 1; both where neither touches), so a hold slides no more than
+    the one sliding more; a held ankle's height is the touching ankles' heights
+    mixed alike.  Returns touching ``(..., F, 2, 2)``, guides ``(..., F, 2, 2, 3)``
+    and ankle heights along ``up`` ``(..., F, 2)``.
+    """
+    first, second = (np.asarray(t, dtype=np.float64) for t in touching)
+    share = np.asarray(mixes, dtype=np.float64)[..., None]  # (..., F, 2, 1): a leg's mix for both its points
+    mixed = (1.0 - share) * first + share * second >= 0.5
+    moves = [turned_about(up, np.diff(p, axis=0), turn[..., :-1, None, None]) for p, turn in zip(points, turns)]
+    both = [t[1:] * t[:-1] for t in (first, second)]
+    weight_a, weight_b = _touching_weights(share[..., :-1, :, :], both[0], both[1])
+    step = weight_a[..., None] * moves[0] + weight_b[..., None] * moves[1]
+    guides = np.concatenate([np.zeros_like(step[..., :1, :, :, :]), np.cumsum(step, axis=-4)], axis=-4)
+    heights = [p[:, :, 0] @ up for p in points]
+    weight_a, weight_b = _touching_weights(share[..., 0], first[..., 0], second[..., 0])
+    levels = np.asarray(weight_a * heights[0] + weight_b * heights[1], dtype=np.float64)
+    return np.asarray(mixed), guides, levels
+
+
+def _touching_weights(share: FloatArray, first: FloatArray, second: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Weights (summing to 1) of two motions' points by the mix ``share`` among those touching (``first``,
+    ``second``: 1 touching, 0 not); by the mix alone where neither touches."""
+    one, other = (1.0 - share) * first, share * second
+    total = one + other
+    none = total <= 0.0
+    one = np.where(none, 1.0 - share, one)
+    other = np.where(none, share, other)
+    total = np.where(none, 1.0, total)
+    return one / total, other / total
+
+
+def _run_starts(flags: NDArray[np.bool_]) -> NDArray[np.int64]:
+    """For each frame, the first frame of the run of ``True`` it belongs to (else of the last run before)."""
+    frames = np.arange(len(flags))
+    begins = flags & ~np.concatenate([[False], flags[:-1]])
+    return np.maximum.accumulate(np.where(begins, frames, 0))
+
+
+def smooth_fall(t: FloatArray) -> FloatArray:
+    """1 at ``t = 0`` falling smoothly to 0 at ``t >= 1`` (smoothstep)."""
+    t = np.clip(t, 0.0, 1.0)
+    return np.asarray(1.0 - t * t * (3.0 - 2.0 * t))
+
+
+def two_bone_ik(hip: FloatArray, knee: FloatArray, ankle: FloatArray, target: FloatArray,
+                axis: FloatArray, softness: float = 0.0) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """World turns ``(F, 3, 3)`` of the thigh (about the hip) and of the shin (about the knee, applied
+    before the thigh's) that bring ``ankle`` to ``target``, and the distance still missing ``(F,)``.
+
+    Positions are ``(F, 3)``; ``axis`` ``(F, 3)`` is the knee's hinge axis in
+    the world (flexion positive).  The shin turns about it only, by the bend
+    that makes the hip-to-ankle distance right (of the two, the one that
+    leaves the knee bent forward, else the smaller), then
+    the whole leg swings about the hip onto the target.  ``softness`` (a
+    fraction of the leg's length): reaches within that of the straight leg and
+    beyond what the leg already spans are eased so it straightens smoothly
+    instead of snapping from bent to straight (the ankle falls short by at
+    most that much).  New thigh world
+    rotation: ``thigh_turn @ R_thigh``; new shin: ``thigh_turn @ shin_turn @ R_shin``.
+    """
+    thigh, shin = knee - hip, ankle - knee
+    upper, lower = np.linalg.norm(thigh, axis=-1), np.linalg.norm(shin, axis=-1)
+    reach = np.linalg.norm(target - hip, axis=-1)
+    longest = upper + lower
+    start = np.clip(np.maximum(longest * (1.0 - softness), np.linalg.norm(ankle - hip, axis=-1)), None, longest)
+    wanted = np.clip(_softened(reach, longest, longest - start), np.abs(upper - lower), longest)
+    cosine = (wanted ** 2 - upper ** 2 - lower ** 2) / np.maximum(2 * upper * lower, 1e-300)
+    axis = unit(axis)
+    bend = _forward_bend(axis, unit(thigh), unit(shin), cosine)
+    shin_turn = rotations_about(axis, bend)
+    moved_ankle = knee + (shin_turn @ shin[..., None])[..., 0]
+    thigh_turn = _rotations_between(moved_ankle - hip, target - hip)
+    return thigh_turn, shin_turn, np.abs(reach - wanted)
+
+
+def _softened(reach: FloatArray, longest: FloatArray, soft: FloatArray) -> FloatArray:
+    """``reach`` unchanged up to ``longest - soft``, beyond it approaching ``longest`` exponentially."""
+    start = longest - soft
+    beyond = np.maximum(reach - start, 0.0) / np.where(soft > 0, soft, 1.0)
+    return np.where((reach > start) & (soft > 0), start + soft * (1.0 - np.exp(-beyond)), reach)
+
+
+def _forward_bend(axis: FloatArray, thigh: FloatArray, shin: FloatArray, cosine: FloatArray) -> FloatArray:
+    """The turn about unit ``axis`` of the unit ``shin`` until its dot product with the unit ``thigh`` is
+    ``cosine`` (or as near as it comes): of the two, the one leaving the knee flexed forward (positive about
+    ``axis``), the smaller where both or neither do."""
+    one, other, _ = angles_to_reach(axis, shin, thigh, cosine)
+    turns = np.stack([_wrap(one), _wrap(other)])
+    flexion = np.stack([dot(axis, np.cross(thigh, (rotations_about(axis, turn) @ shin[..., None])[..., 0]))
+                        for turn in turns])
+    forward = flexion > -1e-9
+    preferred = np.where(forward[0] == forward[1], np.argmin(np.abs(turns), axis=0), np.argmax(forward, axis=0))
+    return turns[preferred, np.arange(turns.shape[1])]
+
+
+def angles_to_reach(axis: FloatArray, start: FloatArray, toward: FloatArray,
+                    cosine: FloatArray | float) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """The two angles turning ``start`` about unit ``axis`` until its dot product with ``toward`` is
+    ``cosine`` (per frame), and whether that is reachable (else both are the nearest angle)."""
+    along = dot(axis, start)
+    p = dot(start, toward) - along * dot(axis, toward)
+    q = dot(np.cross(axis, start), toward)
+    radius = np.hypot(p, q)
+    ratio = (cosine - along * dot(axis, toward)) / np.where(radius > 0, radius, 1.0)
+    reachable = np.abs(ratio) <= 1.0
+    spread = np.arccos(np.clip(ratio, -1.0, 1.0))
+    middle = np.arctan2(q, p)
+    return middle + spread, middle - spread, reachable
+
+
+def _wrap(angles: FloatArray) -> FloatArray:
+    return (angles + np.pi) % (2 * np.pi) - np.pi
+
+
+def rotations_about(axes: FloatArray, angles: FloatArray) -> FloatArray:
+    """Rotations ``(F, 3, 3)`` by ``angles`` about unit ``axes`` ``(F, 3)`` (Rodrigues)."""
+    cos, sin = np.cos(angles)[:, None, None], np.sin(angles)[:, None, None]
+    x, y, z = axes[:, 0], axes[:, 1], axes[:, 2]
+    zero = np.zeros_like(x)
+    skew = np.stack([np.stack([zero, -z, y], -1), np.stack([z, zero, -x], -1), np.stack([-y, x, zero], -1)], -2)
+    return np.eye(3) + sin * skew + (1 - cos) * (skew @ skew)
+
+
+def _rotations_between(a: FloatArray, b: FloatArray) -> FloatArray:
+    """The smallest rotations ``(F, 3, 3)`` taking the directions of ``a`` onto those of ``b``."""
+    a, b = unit(a), unit(b)
+    axis = np.cross(a, b)
+    size = np.linalg.norm(axis, axis=-1)
+    angle = np.arctan2(size, dot(a, b))
+    across = np.cross(a, np.eye(3)[np.argmin(np.abs(a), axis=-1)])  # for opposite directions
+    return rotations_about(unit(np.where((size > 1e-12)[:, None], axis, across)), angle)
+
+
+
+
+@dataclass
+class Standing:
+    """How a figure stands: its up vector, floor height along it and planted ankle height above the floor
+    (its units), and its leg length."""
+
+    up: FloatArray
+    floor: float
+    ankle: float
+    leg: float
+
+
+@dataclass
+class Planting:
+    """What planting the feet did: the figure raised by ``floor_shift`` (target units), frames held per
+    side, and the frames and largest distance (leg lengths) by which a held ankle could not be reached."""
+
+    floor_shift: float
+    held_frames: tuple[int, int]
+    missed_frames: int
+    worst_miss: float
+
+    def summary(self) -> str:
+        text = (f"feet planted: held {self.held_frames[0]} + {self.held_frames[1]} frames (left + right), "
+                f"figure raised {self.floor_shift:.4g} units onto the target's floor")
+        if self.missed_frames:
+            text += (f"; {self.missed_frames} frames out of the leg's reach (up to {self.worst_miss:.3g} leg "
+                     "lengths): the leg straightens toward them")
+        return text
+
+
+def standing(figure: Clip | Pose | Skeleton, mapping: Mapping[str, str | None], up: FloatArray) -> Standing:
+    """How ``figure`` stands: a clip of two frames or more by its own captures (its contacts' floor and
+    planted ankle height), else its first frame or rest pose standing on its lowest foot point."""
+    if not isinstance(figure, Skeleton) and figure.frame_count > 1:
+        contacts = find_contacts(figure, mapping)
+        height = contacts.planted_height()
+        if np.isfinite(height):
+            return Standing(contacts.up, contacts.floor, height * contacts.leg, contacts.leg)
+    skeleton = figure if isinstance(figure, Skeleton) else figure.skeleton
+    clip: Clip | Pose = Clip(_at_rest(skeleton), np.zeros((1, 0)), 1.0)
+    if isinstance(figure, Clip) and figure.frame_count:
+        clip = Clip(skeleton, figure.motion[:1], figure.frame_time)
+    elif isinstance(figure, Pose) and figure.frame_count:
+        clip = figure.at([0])
+    index = {c: skeleton.index(n) for n, c in mapping.items() if c is not None}
+    pose = forward_kinematics(clip)
+    feet = [index[f"foot_{side}"] for side in "lr"]
+    floor = floor_height(sole_points(clip, pose, feet), up)
+    legs = [[index[f"{j}_{side}"] for j in ("upper_leg", "lower_leg", "foot")] for side in "lr"]
+    ankle = float(np.mean(pose.positions[0, feet] @ up)) - floor
+    return Standing(up, floor, ankle, leg_length(pose.positions, legs))
+
+
+def _at_rest(skeleton: Skeleton) -> Skeleton:
+    """The skeleton with no channels: its rest pose as a clip of no values."""
+    rest = skeleton.copy()
+    rest.position_replaces_offset[:] = False
+    rest.channels = [() for _ in skeleton.names]
+    return rest
+
+
+def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts: Contacts, stand: Standing,
+               to_target: FloatArray, knee_axes: dict[str, FloatArray],
+               fewer_channels: Callable[[int, FloatArray], FloatArray]) -> tuple[Pose, Planting]:
+    """``result`` (a retarget, frame for frame with the source whose ``contacts`` are given) standing
+    on the target's floor, its feet held while the source's are planted.
+
+    The whole figure is first raised or lowered so its ankles, over the
+    source's ankle contacts, are at the planted height of ``stand`` (median);
+    then each leg's thigh, shin and foot get new rotations from
+    :func:`two_bone_ik` towards :func:`pinned_ankles` (guided by the source's
+    feet, ``to_target`` turning and scaling the source's world into the
+    target's; held ankles at the target's planted height, lifted as the
+    source's lift), the foot keeping its world rotation.  ``knee_axes``:
+    ``upper_leg_l`` / ``_r`` -> the knee's flexion axis in the thigh's own
+    frame; ``fewer_channels(joint, frame_rotations)`` gives what a joint of
+    fewer than three angles holds for wanted frame rotations.
+    """
+    skeleton = result.skeleton
+    index = {c: skeleton.index(n) for n, c in target_mapping.items() if c is not None}
+    hips = index["hips"]
+    world = forward_kinematics(result)
+    ankles = world.positions[:, [index["foot_l"], index["foot_r"]]]
+    down = contacts.touching[..., 0]
+    heights = ankles @ stand.up
+    shift = stand.floor + stand.ankle - float(np.median(heights[down])) if down.any() else 0.0
+    out = result.copy()
+    _raise(out, hips, shift * stand.up, world)
+    if not contacts.touching.any():
+        return out, Planting(shift, (0, 0), 0, 0.0)
+    lifted = shift * stand.up
+    balls = world.positions[:, [index.get(f"toes_{s}", index[f"foot_{s}"]) for s in "lr"]] + lifted
+    guide = contacts.points @ to_target.T  # the source's feet, turned and scaled into the target's world
+    scale = float(np.linalg.norm(to_target[0]))
+    source_level = contacts.floor + contacts.planted_height() * contacts.leg
+    level = stand.floor + stand.ankle + scale * (contacts.points[..., 0, :] @ contacts.up - source_level)
+    targets, weights = pinned_ankles(ankles + lifted, balls, contacts.touching, result.frame_time, guide[..., 0, :],
+                                     guide[..., 1, :], (stand.up, level))
+    sides = [s for s in range(2) if np.any(weights[:, s] > 0)]
+    legs = [Leg.of(index, "lr"[s], knee_axes[f"upper_leg_{'lr'[s]}"]) for s in sides]
+
+    def lifted_world(joint: int) -> tuple[FloatArray, FloatArray]:
+        return world.rotations[:, joint], world.positions[:, joint] + lifted
+
+    every = np.arange(result.frame_count)
+    changed, misses = solve_legs(lifted_world, skeleton.parents, legs, [targets[:, s] for s in sides],
+                                 [every] * len(sides))
+    held = [miss[weights[:, s] > 0] for s, miss in zip(sides, misses)]
+    missed = sum(int(np.count_nonzero(miss > MISSED * stand.leg)) for miss in held)
+    worst = max([float(miss.max()) / stand.leg for miss in held], default=0.0)
+    set_local_rotations(out, changed, fewer_channels)
+    return out, Planting(shift, (int(down[:, 0].sum()), int(down[:, 1].sum())), missed, worst)
+
+
+@dataclass
+class Leg:
+    """A leg's joints (at the hip, the knee and the ankle) and the knee's flexion axis in the thigh's own frame."""
+
+    thigh: int
+    shin: int
+    foot: int
+    knee_axis: FloatArray
+
+    @classmethod
+    def of(cls, index: Mapping[str, int], side: str, knee_axis: FloatArray) -> Leg:
+        """The leg on ``side`` (``"l"`` or ``"r"``) of a skeleton whose canonical joints are ``index``."""
+        return cls(index[f"upper_leg_{side}"], index[f"lower_leg_{side}"], index[f"foot_{side}"], knee_axis)
+
+
+def solve_legs(world: Callable[[int], tuple[FloatArray, FloatArray]], parents: list[int], legs: list[Leg],
+               targets: list[FloatArray], frames: list[NDArray[np.int64]]
+               ) -> tuple[dict[int, tuple[NDArray[np.int64], FloatArray]], list[FloatArray]]:
+    """New local rotations of each leg's thigh, shin and foot that bring its ankle to ``targets`` ``(F, 3)``
+    at ``frames`` (indices), by :func:`two_bone_ik` about the knee's own hinge; the foot keeps its world
+    rotation.  ``world(joint)``: the joint's world rotations ``(F, 3, 3)`` and positions ``(F, 3)``.
+
+    Returns joint -> (frames, local rotations ``(k, 3, 3)``, rest included) and each leg's miss ``(k,)``.
+    """
+    changed: dict[int, tuple[NDArray[np.int64], FloatArray]] = {}
+    misses = []
+    for leg, target, rows in zip(legs, targets, frames):
+        (thigh, hip), (shin, knee), (foot, ankle) = ((r[rows], p[rows]) for r, p in map(world, (leg.thigh, leg.shin,
+                                                                                                 leg.foot)))
+        axis = _knee_axis(np.stack([hip, knee, ankle], axis=1), thigh @ leg.knee_axis)
+        thigh_turn, shin_turn, miss = two_bone_ik(hip, knee, ankle, target[rows], axis, SOFTNESS)
+        # Joints between the thigh and the shin turn with the thigh, those between the shin and the foot
+        # with both; the foot keeps its world rotation.  Only three local rotations change.
+        above = {j: world(parents[j])[0][rows] for j in (leg.thigh, leg.shin, leg.foot)}
+        changed[leg.thigh] = rows, _transposed(above[leg.thigh]) @ thigh_turn @ thigh
+        changed[leg.shin] = rows, _transposed(above[leg.shin]) @ shin_turn @ shin
+        changed[leg.foot] = rows, _transposed(thigh_turn @ shin_turn @ above[leg.foot]) @ foot
+        misses.append(miss)
+    return changed, misses
+
+
+def _knee_axis(leg: FloatArray, anatomical: FloatArray) -> FloatArray:
+    """The axis ``(F, 3)`` a knee bends about in a leg ``(F, 3, 3)`` (hip, knee, ankle): the plane of thigh
+    and shin where bent over ``BENT_PLANE[1]`` degrees (oriented as the ``anatomical`` axis), the anatomical
+    axis where bent under ``BENT_PLANE[0]``, turning smoothly from one to the other between."""
+    thigh, shin = unit(leg[:, 1] - leg[:, 0]), unit(leg[:, 2] - leg[:, 1])
+    plane = np.cross(thigh, shin)
+    bend = np.degrees(np.arctan2(np.linalg.norm(plane, axis=-1), dot(thigh, shin)))
+    plane *= np.where(dot(plane, anatomical) < 0, -1.0, 1.0)[:, None]
+    low, high = BENT_PLANE
+    share = 1.0 - smooth_fall((bend - low) / (high - low))
+    return unit(share[:, None] * unit(plane) + (1.0 - share)[:, None] * unit(anatomical))
+
+
+def _transposed(rotations: FloatArray) -> FloatArray:
+    return np.swapaxes(rotations, -1, -2)
+
+
+def _raise(pose: Pose, hips: int, lift: FloatArray, world: World) -> None:
+    """Move ``pose``'s figure by the world vector ``lift`` (in place): the local translation of the joint
+    nearest the root on the hips' chain that has all three translation channels."""
+    skeleton = pose.skeleton
+    carrier = next((j for j in skeleton.chain(hips) if set(TRANSLATION_CHANNELS) <= set(skeleton.channels[j])), None)
+    if carrier is None or not np.any(lift):
+        return
+    parent = skeleton.parents[carrier]
+    shift = np.broadcast_to(lift, (pose.frame_count, 3))
+    if parent >= 0:
+        shift = (_transposed(world.rotations[:, parent]) @ shift[..., None])[..., 0] / world.scales[:, parent, None]
+    pose.translations[:, carrier] += shift
+
+
+def set_local_rotations(pose: Pose, changed: dict[int, tuple[NDArray[np.int64], FloatArray]],
+                        fewer_channels: Callable[[int, FloatArray], FloatArray] | None = None) -> None:
+    """Write joints' new local rotations ``(k, 3, 3)`` (rest included) at some frames (joint -> frames,
+    rotations) into ``pose`` (in place), keeping each joint's quaternions continuous in time; with
+    ``fewer_channels``, a joint of fewer than three rotation channels holds what they can."""
+    skeleton = pose.skeleton
+    for joint, (rows, local) in changed.items():
+        count = sum(c in ROTATION_CHANNELS for c in skeleton.channels[joint])
+        if count == 0:
+            continue
+        if count < 3 and fewer_channels is not None:
+            rest = skeleton.rest_rotations[joint]
+            local = rest @ fewer_channels(joint, rest.T @ local)
+        column = pose.rotations[:, joint].copy()
+        column[rows] = matrix_to_quaternion(local)
+        pose.rotations[:, joint] = quaternion_continuity(column)

@@ -1,0 +1,134 @@
+"""The ``graph`` command of ``python -m mocap_addon.core``: build, describe, walk and draw motion graphs.
+
+    graph build FILES... -o graph.npz [--fps --sigma --nu --threshold --min-gap --no-contacts ...]
+    graph add graph.npz FILES... [-o bigger.npz]
+    graph info graph.npz
+    graph synth graph.npz FILES... -o out.bvh --frames N [--seed --blend --start --onto RIG_FILE --reduce TOL]
+    graph plot graph.npz out.png [--kind per_frame|between|matrix] [--clips NAME_OR_INDEX...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from ..formats import load, save
+from ..transitions.graph import MotionGraph, build, load_graph
+from ..transitions.plots import PLOT_KINDS
+from .reduce_option import add_reduce_option, reduced
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``graph`` and its subcommands to the main parser's ``commands``."""
+    graph = commands.add_parser("graph", help="motion graphs: transitions between clips, new motion from them")
+    actions = graph.add_subparsers(dest="graph_command", required=True)
+    making = actions.add_parser("build", help="match FILES (any formats and skeletons) and write the graph")
+    making.add_argument("files", nargs="+")
+    making.add_argument("-o", "--output", required=True, help="the graph file (.npz)")
+    making.add_argument("--fps", type=float, help="frame rate of the graph (default: the first file's)")
+    making.add_argument("--sigma", type=float, default=3.0, help="P = exp(-D / sigma) (default 3)")
+    making.add_argument("--nu", type=float, default=2.0, help="weight of velocities in D (default 2)")
+    making.add_argument("--threshold", type=float, default=0.9, help="lowest P kept (default 0.9)")
+    making.add_argument("--min-gap", type=float, default=0.5,
+                        help="seconds between the two frames of a transition within one clip (default 0.5)")
+    making.add_argument("--no-contacts", action="store_true", help="do not compare the feet's contacts")
+    making.add_argument("--all-similar", action="store_true",
+                        help="keep every transition, not only the best of similar ones")
+    making.add_argument("--keep-dead-ends", action="store_true",
+                        help="keep every frame, not only the largest strongly connected part")
+    adding = actions.add_parser("add", help="match more FILES into a graph (the same as building with them)")
+    adding.add_argument("graph")
+    adding.add_argument("files", nargs="+")
+    adding.add_argument("-o", "--output", help="write here (default: over the graph)")
+    info = actions.add_parser("info", help="clips, frames kept, transitions per clip pair, dead ends")
+    info.add_argument("graph")
+    synth = actions.add_parser("synth", help="new motion walking the graph, on the canonical skeleton")
+    synth.add_argument("graph")
+    synth.add_argument("files", nargs="+", help="the graph's files, in its order")
+    synth.add_argument("-o", "--output", required=True, help="the motion file (format from the extension)")
+    synth.add_argument("--frames", type=int, required=True)
+    synth.add_argument("--seed", type=int, help="the same seed gives the same motion")
+    synth.add_argument("--blend", type=int, default=5, help="frames each transition is blended over (default 5)")
+    synth.add_argument("--start", type=int, default=0, help="global frame to start from (default 0)")
+    synth.add_argument("--onto", metavar="RIG_FILE", help="retarget the result onto this file's skeleton")
+    synth.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
+    add_reduce_option(synth)
+    drawing = actions.add_parser("plot", help="the thesis's graphs as a PNG (needs matplotlib)")
+    drawing.add_argument("graph")
+    drawing.add_argument("output")
+    drawing.add_argument("--kind", choices=PLOT_KINDS, default="per_frame")
+    drawing.add_argument("--clips", nargs="+", help="clips by name or index (default: all)")
+
+
+def run(args: argparse.Namespace) -> None:
+    """Carry out a parsed ``graph`` command (errors propagate as ``ValueError``, ``OSError`` ...)."""
+    if args.graph_command == "build":
+        started = time.perf_counter()
+        graph = build([load(path) for path in args.files], fps=args.fps, sigma=args.sigma, nu=args.nu,
+                      threshold=args.threshold, min_gap=args.min_gap, contacts=not args.no_contacts,
+                      local_maxima=not args.all_similar, strongly_connected=not args.keep_dead_ends)
+        graph.save(args.output)
+        print(f"{args.output}: {len(graph.clip_names)} clips, {graph.frame_count} frames at {graph.fps:g} fps, "
+              f"{len(graph.sources)} transitions, {graph.alive.mean():.1%} of frames kept "
+              f"({time.perf_counter() - started:.1f} s)")
+    elif args.graph_command == "add":
+        graph = load_graph(args.graph)
+        for path in args.files:
+            graph.add(load(path))
+        graph.save(args.output or args.graph)
+        print(f"{args.output or args.graph}: {len(graph.clip_names)} clips, {graph.frame_count} frames, "
+              f"{len(graph.sources)} transitions, {graph.alive.mean():.1%} of frames kept")
+    elif args.graph_command == "info":
+        print(describe(load_graph(args.graph), args.graph))
+    elif args.graph_command == "synth":
+        from ..retarget.transfer import retarget
+        from ..transitions.synthesis import synthesize
+
+        graph = load_graph(args.graph)
+        result = synthesize(graph, [load(path) for path in args.files], frames=args.frames, start=args.start,
+                            seed=args.seed, blend_frames=args.blend)
+        transitions = result.metadata["transitions"]
+        between = sum(int(graph.clip_of(a)) != int(graph.clip_of(b)) for _, a, b in transitions)
+        if args.onto:
+            result = retarget(result, load(args.onto))
+        result, keys = reduced(result, args.reduce)
+        save(result, args.output, precision=args.precision)
+        print(f"{args.output}: {result.frame_count} frames, {len(transitions)} transitions ({between} between clips)"
+              + (f", on {args.onto}'s skeleton" if args.onto else ", canonical skeleton") + keys)
+    else:
+        from ..transitions.plots import plot
+
+        plot(load_graph(args.graph), args.output, kind=args.kind, clips=args.clips)
+        print(f"{args.output}: {args.kind}")
+
+
+def describe(graph: MotionGraph, path: str) -> str:
+    """Clips, frames kept, transitions per clip pair and dead ends of a graph, as text."""
+    settings = graph.params
+    kept = graph.alive
+    between = int(np.sum(graph.clip_of(graph.sources) != graph.clip_of(graph.targets)))
+    lines = [f"file:        {path}",
+             f"frames:      {graph.frame_count} at {graph.fps:g} fps in {len(graph.clip_names)} clips, "
+             f"{int(kept.sum())} kept ({kept.mean():.1%})",
+             f"transitions: {len(graph.sources)} ({between} between clips)",
+             "settings:    " + ", ".join(f"{k} {settings[k]}" for k in ("sigma", "nu", "threshold", "min_gap",
+                                                                           "contacts", "local_maxima",
+                                                                           "strongly_connected")),
+             "clips:       frames, kept, feet planted (left, right)"]
+    for index, (name, first, count) in enumerate(zip(graph.clip_names, graph.offsets, graph.clip_frames)):
+        span = slice(int(first), int(first + count))
+        planted = graph.contacts[span].mean(axis=0) if count else np.zeros(2)
+        lines.append(f"  {index:3d} {name}: {count}, {kept[span].mean():.1%}, {planted[0]:.0%} {planted[1]:.0%}")
+    lines.append("transitions per clip pair (from row to column):")
+    counts = np.zeros((len(graph.clip_names),) * 2, dtype=np.int64)
+    np.add.at(counts, (graph.clip_of(graph.sources), graph.clip_of(graph.targets)), 1)
+    lines += [f"  {index:3d} " + " ".join(f"{n:5d}" for n in row) for index, row in enumerate(counts)]
+    last = np.zeros(graph.frame_count, dtype=bool)
+    last[graph.clip_ends - 1] = True
+    plays_on = ~last & np.append(kept[1:], False)
+    stuck = kept & ~plays_on & ~np.isin(np.arange(graph.frame_count), graph.sources)
+    lines.append(f"dead ends:   {int(stuck.sum())} kept frames without a way on; {int((~kept).sum())} frames "
+                 f"outside the kept part" + ("" if settings["strongly_connected"] else " (dead ends not pruned)"))
+    return "\n".join(lines)

@@ -1,0 +1,18 @@
+"""Motion graphs, the third part of the motion-synthesis thesis: transitions between the frames of a
+library of clips, and new motion made by following them.
+
+- :func:`build` / :class:`MotionGraph` / :func:`load_graph` (:mod:`.motion_graph`, on
+  :mod:`.frame_matching`: the distance and the frames that match): the pruning rules, the graph and its
+  file;
+- :func:`synthesize` (:mod:`.synthesis`): a walk over the graph, blended at every transition;
+- :func:`plot` (:mod:`.graph_plots`): the thesis's graphs as PNG files (needs matplotlib).
+"""
+
+from __future__ import annotations
+
+from .graph import MotionGraph, Transition, build, load_graph
+from .plots import PLOT_KINDS, plot
+from .synthesis import assemble, synthesize, transition_steps, walk
+
+__all__ = ["PLOT_KINDS", "MotionGraph", "Transition", "assemble", "build", "load_graph", "plot", "synthesize",
+           "transition_steps", "walk"]
