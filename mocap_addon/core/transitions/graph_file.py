@@ -100,9 +100,9 @@ def _meta(archive: zipfile.ZipFile, members: Mapping[str, zipfile.ZipInfo], name
 
 def _header(stream: IO[bytes], version: tuple[int, int]) -> tuple[tuple[int, ...], bool, np.dtype[Any]]:
     if version == (1, 0):
-        return np.lib.format.read_array_header_1_0(stream)  # type: ignore[no-any-return]
+        return np.lib.format.read_array_header_1_0(stream)
     if version == (2, 0):
-        return np.lib.format.read_array_header_2_0(stream)  # type: ignore[no-any-return]
+        return np.lib.format.read_array_header_2_0(stream)
     raise ValueError(f"unsupported .npy version {version}")
 
 
