@@ -93,7 +93,8 @@ def test_source_and_target_come_from_the_selection_each_run(addon):
     """Item 2: the names are not remembered between runs (F3, Repeat, the redo panel start from the
     selection): SKIP_SAVE on each, and an unnamed run follows the selection."""
     bpy = addon
-    for operator, names in ((bpy.ops.mocap.retarget, ("source", "target")), (bpy.ops.mocap.blend, ("clip_a", "clip_b"))):
+    chosen = {bpy.ops.mocap.retarget: ("source", "target"), bpy.ops.mocap.blend: ("clip_a", "clip_b")}
+    for operator, names in chosen.items():
         properties = operator.get_rna_type().properties
         assert all(properties[name].is_skip_save for name in names), operator
     a, b, c, d = (imported(bpy, WALK, name) for name in "ABCD")

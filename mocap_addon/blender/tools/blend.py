@@ -200,7 +200,7 @@ def _keyed(context: bpy.types.Context, clip_a: bpy.types.Object, clip_b: bpy.typ
         with nothing_left_behind():
             if result is None:
                 result = rig_copy(context, clip_a, f"{clip_a.name}_blend")
-            action = write_pose(result, mixed, name=result.name, frame_start=first, progress=progress)
+            write_pose(result, mixed, name=result.name, frame_start=first, progress=progress)
     except BaseException:
         if old is not None and result is not None and result.name in bpy.data.objects:
             assign_action(result, old)

@@ -20,9 +20,9 @@ from ...core.retarget.transfer import FEET, LENGTHS, METHODS, ROOT_MODES
 from ..bridge.armature import is_armature, named_or_selected
 from ..bridge.armature_to_clip import armature_action
 from ..bridge.bone_mapping import armature_mapping
-from ..bridge.import_record import captured_action
 from ..bridge.choices import enum_items
 from ..bridge.compat import add_properties, remove_properties, run_time_property
+from ..bridge.import_record import captured_action
 from ..bridge.progress import Progress
 from ..bridge.reference_pose import clear_reference_pose, has_reference_pose, reference_rotations, store_reference_pose
 from ..bridge.sidebar import SidebarPanel

@@ -304,7 +304,7 @@ class MOCAP_OT_build_graph(_BuildSettings, bpy.types.Operator):
         return {"FINISHED"}
 
 
-class _WithGraph:
+class _WithGraph(bpy.types.Operator):
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         if library(context.scene) is None:
