@@ -35,6 +35,7 @@ STEER_CHOICES = 9  # steering rates tried per stretch, evenly from -STEER_LIMIT 
 STEER_COST = 0.004  # square metres of path error a frame turning at the limit costs (natural turns first)
 TIME_COST = 0.01  # square metres of path error a frame costs: scores are per metre walked, so walk on
 WINDOW = 1.0  # seconds after the earliest allowed transition in which one is looked for
+STEER_SMOOTHING = 0.3  # seconds over which the steering of consecutive stretches is averaged
 START_CHOICES = 4  # the seed picks among this many of the best starting frames
 SLOWEST = 0.2  # metres per second: a search still short of the end after length / SLOWEST seconds stops
 
@@ -129,6 +130,7 @@ def follow(graph: MotionGraph, clips: Sequence[Clip | Pose], path: ArrayLike, *,
     library = _Library(graph, clips)
     started = time.process_time()
     frames, steer = _Search(graph, library, route, interval_frames(graph, min_interval), seed).run()
+    steer = _smoothed(steer, max(1, round(STEER_SMOOTHING * graph.fps)))
     searched = time.process_time() - started
     direction = route.complex[1] - route.complex[0]
     facing = math.pi / 2 - math.atan2(direction.imag, direction.real)
@@ -142,6 +144,14 @@ def follow(graph: MotionGraph, clips: Sequence[Clip | Pose], path: ArrayLike, *,
         "path_error": {"mean": float(gaps.mean()), "max": float(gaps.max()),
                        "end": float(abs(ground[-1] - route.complex[-1]))}})
     return result
+
+
+def _smoothed(values: FloatArray, width: int) -> FloatArray:
+    """``values`` averaged over ``width`` frames about each (ends held), so a change of steering between
+    stretches is a ramp, not a jerk; the total turn is kept."""
+    padded = np.concatenate([np.full(width, values[0]), values, np.full(width, values[-1])])
+    averaged = np.convolve(padded, np.ones(width) / width, mode="same")[width:-width]
+    return np.asarray(averaged + (values.sum() - averaged.sum()) / len(values))
 
 
 class _Search:
@@ -247,7 +257,7 @@ class _Search:
             step = max(1, self.window // 2)
             score = self._score(costs[rate, -1], horizon, along[-1] - state.along)
             best = (score, (ahead[:step], float(self.rates[rate]), None, 0.0))
-        options = self._options(earliest, latest, [*played, (state.first, frame)], forced)
+        options = self._options(earliest, latest, played, state.first, forced)
         if options:
             best = min(best, self._best_transition(state, options, ahead, positions, headings, along, costs,
                                                    horizon), key=lambda pair: pair[0])
@@ -256,12 +266,17 @@ class _Search:
                              f"the graph with strongly_connected=True")
         return best[1]
 
-    def _options(self, earliest: int, latest: int, played: list[tuple[int, int]], forced: bool) -> list[Transition]:
+    def _options(self, earliest: int, latest: int, played: list[tuple[int, int]], first: int,
+                 forced: bool) -> list[Transition]:
+        """The transitions leaving frames ``earliest`` to ``latest`` that the quality rules allow after the
+        stretches ``played`` and the one playing from ``first`` up to each (all when ``forced`` and none is)."""
         graph = self.graph
-        first, stop = np.searchsorted(graph.sources, [earliest, latest + 1])
+        low, high = np.searchsorted(graph.sources, [earliest, latest + 1])
         every = [Transition(int(graph.sources[k]), int(graph.targets[k]), float(graph.costs[k]),
-                            float(graph.probabilities[k])) for k in range(first, stop)]
-        kept = allowed(every, played, self.gap, self.ends)
+                            float(graph.probabilities[k])) for k in range(low, high)]
+        kept = [t for source in sorted({t.source for t in every})
+                for t in allowed([t for t in every if t.source == source], [*played, (first, source)], self.gap,
+                                 self.ends)]
         return kept if kept or not forced else every
 
     def _best_transition(self, state: _State, options: list[Transition], ahead: IntArray, positions: Any,

@@ -12,13 +12,15 @@ plays on from ``j`` as it played on from ``j - 1``, carried by where frame
   own heading) its source frame made from the frame before it, so the figure
   never jumps and clips from anywhere in space join;
 - the rest (every joint's rotation relative to the heading, the hips' tilt
-  among them, and the hips' height above the clip's floor) takes the
-  difference between frame ``i`` and frame ``j - 1`` as an offset that fades
-  out over ``blend_frames`` frames (rotations by slerp, a cosine ramp), so the
-  pose is continuous and ends exactly on ``j``'s clip.
+  among them, and the hips' height above the clip's floor) is blended as
+  Kovar et al. 2002 do: over ``blend_frames`` frames the motion the output
+  would have made playing on after ``i`` (the output's last pose carried by
+  source frames ``i + 1, i + 2, ...``) fades into ``j, j + 1, ...`` (rotations
+  by slerp, a cosine ramp), so pose and speed are continuous at the jump and
+  the motion ends exactly on ``j``'s clip.
 
-Each joint's offset is its rotation relative to the heading at frame ``i``
-seen from its own frame at ``j - 1``, split into a twist about the joint's
+Each joint's offset is its rotation relative to the heading in the carried
+motion seen from its own in ``j``'s clip, split into a twist about the joint's
 bone and a swing of the bone, each faded by slerp: two captures that agree on
 where every bone points may still disagree on how far a bone is twisted about
 itself (skeleton conventions survive the canonical conversion), and a large
@@ -52,6 +54,7 @@ FEET = [CANONICAL_JOINTS.index(n) for n in ("foot_l", "foot_r")]
 TOES = [CANONICAL_JOINTS.index(n) for n in ("toes_l", "toes_r")]
 FLOOR_PERCENT = 2.0  # a clip without planted feet: its floor is this percentile of its lowest foot point
 MIN_INTERVAL = 1.0  # seconds between transitions, by default
+MIN_BLEND = 0.1  # seconds a blend lasts at least (blend_frames counts frames of a 30 fps motion or slower)
 
 
 def synthesize(graph: MotionGraph, clips: Sequence[Clip | Pose], *, frames: int, start: int = 0,
@@ -63,8 +66,9 @@ def synthesize(graph: MotionGraph, clips: Sequence[Clip | Pose], *, frames: int,
     (:func:`walk`; the same ``seed`` gives the same motion) or by ``choose(frame, options)``, which returns
     one of ``options`` (best first) or ``None`` to play on; at least ``min_interval`` seconds (and the
     graph's ``min_gap``) pass between transitions and no stretch of the library plays three times in a
-    row, wherever the graph leaves a choice.  Each transition is blended over ``blend_frames`` frames
-    (:func:`assemble`); every clip's planted feet stand on one floor, ``y = 0``.
+    row, wherever the graph leaves a choice.  Each transition is blended over ``blend_frames`` frames, at
+    least :data:`MIN_BLEND` seconds (:func:`assemble`); every clip's planted feet stand on one floor,
+    ``y = 0``.
     ``metadata["transitions"]`` lists ``(output_frame, from_global, to_global)`` and ``metadata["path"]``
     the global source frame of every output frame.  Retarget it onto any rig with :func:`.retarget.retarget`.
     """
@@ -89,13 +93,13 @@ def allowed(options: list[Transition], played: Sequence[tuple[int, int]], gap: i
             ends: IntArray) -> list[Transition]:
     """The ``options`` that keep the quality rules after the stretches ``played`` (``(first, last)`` global
     frames, oldest first, the one playing now last): the target's run lasts ``gap`` frames (so the next
-    transition can wait that long), and no stretch played in both of the last two plays a third time (a
-    landing up to ``gap`` frames before it would reach it)."""
+    transition can wait that long), and no stretch played in both of the last two plays a third time (no
+    landing in it or before it in its run)."""
     kept = [t for t in options if ends[t.target] - t.target >= gap]
     if len(played) >= 2:
         low, high = max(played[-1][0], played[-2][0]), min(played[-1][1], played[-2][1])
         if low <= high:
-            kept = [t for t in kept if not low - gap < t.target <= high]
+            kept = [t for t in kept if not (t.target <= high and ends[t.target] > low)]
     return kept
 
 
@@ -183,7 +187,7 @@ def assemble(graph: MotionGraph, clips: Sequence[Clip | Pose], path: Sequence[in
     """The motion playing global frames ``path`` in turn, on the canonical skeleton (see the module notes).
 
     Wherever ``path`` does not go on to the next frame of a clip it jumps (any jump, not only the graph's
-    transitions); each jump is blended over ``blend_frames`` frames.  ``steer`` (radians per output frame,
+    transitions); each jump is blended over :func:`blend_length` frames.  ``steer`` (radians per output frame,
     the first ignored) turns the figure further about its planted feet (:func:`integrate`); ``start``
     ``(x, z, heading)`` places the first frame (default: where its source frame stands).
     """
@@ -200,13 +204,18 @@ def assemble(graph: MotionGraph, clips: Sequence[Clip | Pose], path: Sequence[in
     landings = np.flatnonzero((path[1:] != path[:-1] + 1) | (owner[1:] != owner[:-1])) + 1
     if np.any(graph.clip_of(path[landings] - 1) != graph.clip_of(path[landings])):
         raise ValueError("a jump lands on the first frame of a clip, which has no frame before it to match")
-    source = _Source(graph, clips, np.concatenate([path, path[landings] - 1]))
+    blend = blend_length(blend_frames, graph.fps)
+    left = path[landings - 1]
+    ahead = np.minimum(left[:, None] + np.arange(blend + 1), graph.clip_ends[graph.clip_of(left)][:, None] - 1)
+    source = _Source(graph, clips, np.concatenate([path, ahead.ravel()]))
     x, z, facing = start if start is not None else (source.ground[0].real, source.ground[0].imag,
                                                       source.heading[0])
     headings, ground = integrate(complex(x, z), facing, source.steps[1:count], source.turns[1:count],
                                  source.pivots[1:count], extra[1:])
-    poses, heights = _blended(source.poses[:count], source.heights[:count], source.poses[count:],
-                              source.heights[count:], landings, blend_frames, bone_axes(source.skeleton))
+    shape = ahead.shape
+    poses, heights = _blended(source.poses[:count], source.heights[:count],
+                              source.poses[count:].reshape(shape + source.poses.shape[1:]),
+                              source.heights[count:].reshape(shape), landings, bone_axes(source.skeleton))
     translations = source.translations[:count].copy()
     translations[:, HIPS] = np.stack([ground.real, heights, ground.imag], axis=1)
     metadata: dict[str, Any] = {
@@ -214,6 +223,12 @@ def assemble(graph: MotionGraph, clips: Sequence[Clip | Pose], path: Sequence[in
         "transitions": [(int(t), int(path[t - 1]), int(path[t])) for t in landings]}
     return Pose(source.skeleton, _local(poses, _yaw(headings)), translations, None, 1.0 / graph.fps, 1, 1.0, "Y",
                 metadata).to_clip()
+
+
+def blend_length(blend_frames: int, fps: float) -> int:
+    """Frames a transition is blended over: ``blend_frames``, and at least :data:`MIN_BLEND` seconds
+    (a short blend at a high frame rate jerks the joints); 0 stays 0 (a sharp jump)."""
+    return 0 if blend_frames == 0 else max(blend_frames, math.ceil(MIN_BLEND * fps - 1e-9))
 
 
 def integrate(position: complex, facing: float, steps: Any, turns: Any, pivots: Any,
@@ -263,23 +278,30 @@ def _ramp(count: int) -> FloatArray:
     return np.asarray(0.5 * (1 + np.cos(np.pi * np.arange(1, count + 1) / (count + 1))))
 
 
-def _blended(poses: FloatArray, heights: FloatArray, matched_poses: FloatArray, matched_heights: FloatArray,
-             landings: IntArray, blend_frames: int, axes: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Rotations ``(T, J, 4)`` and hips heights with each landing's offset (the output just before it
-    against the source frame its target follows) faded out; one landing at a time, so an offset still
-    fading when the next jump comes is carried into that jump's.  ``axes`` ``(J, 3)``: each joint's bone."""
+def _blended(poses: FloatArray, heights: FloatArray, ahead_poses: FloatArray, ahead_heights: FloatArray,
+             landings: IntArray, axes: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Rotations ``(T, J, 4)`` and hips heights with each landing blended (see the module notes).
+
+    ``ahead_poses`` ``(L, B + 1, J, 4)`` and ``ahead_heights`` ``(L, B + 1)``: the source frame each landing
+    leaves and the ``B`` after it (the blend's length; its clip's last repeated where it ends).  One landing
+    at a time, so a blend still running when the next jump comes is what that jump carries on.
+    ``axes`` ``(J, 3)``: each joint's bone.
+    """
     out_poses, out_heights = poses.copy(), heights.copy()
-    for landing, matched_pose, matched_height in zip(landings, matched_poses, matched_heights):
-        span = slice(landing, min(len(poses), landing + blend_frames))
-        weight = _ramp(blend_frames)[:span.stop - span.start, None]
-        swing, twist = _swing_twist(quaternion_multiply(quaternion_conjugate(matched_pose), out_poses[landing - 1]),
-                                    axes)
+    blend = ahead_poses.shape[1] - 1
+    for landing, left_poses, left_heights in zip(landings, ahead_poses, ahead_heights):
+        span = slice(landing, min(len(poses), landing + blend))
+        count = span.stop - span.start
+        weight = _ramp(blend)[:count, None]
+        moved = quaternion_multiply(quaternion_conjugate(left_poses[:1]), left_poses[1:count + 1])
+        carried = quaternion_multiply(out_poses[landing - 1][None], moved)
+        swing, twist = _swing_twist(quaternion_multiply(quaternion_conjugate(poses[span]), carried), axes)
         identity = np.zeros_like(swing)
-        identity[:, 0] = 1.0
-        fade = quaternion_multiply(slerp(identity[None], swing[None], weight),
-                                   slerp(identity[None], twist[None], weight))
+        identity[..., 0] = 1.0
+        fade = quaternion_multiply(slerp(identity, swing, weight), slerp(identity, twist, weight))
         out_poses[span] = quaternion_multiply(poses[span], fade)
-        out_heights[span] = heights[span] + weight[:, 0] * (out_heights[landing - 1] - matched_height)
+        carried_heights = out_heights[landing - 1] + left_heights[1:count + 1] - left_heights[0]
+        out_heights[span] = heights[span] + weight[:, 0] * (carried_heights - heights[span])
     return out_poses, out_heights
 
 
