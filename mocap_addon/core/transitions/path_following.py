@@ -15,6 +15,7 @@ integrated exactly as :func:`.synthesis.assemble` does, so the motion made is th
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..errors import MocapFormatError
 from ..model import Clip
 from ..pose import Pose
 from ..rotations import FloatArray
@@ -88,6 +90,30 @@ class Route:
         rows = np.arange(len(points))
         along = self.lengths[first + best] + share[rows, best] * np.abs(span[best])
         return gaps[rows, best], along
+
+
+def read_path(path: str | os.PathLike[str]) -> FloatArray:
+    """Ground points ``(N, 2)`` from a CSV file of ``x,z`` rows in metres (commas or blanks between; a
+    first row of names and lines starting with ``#`` skipped); ``MocapFormatError`` names the bad line."""
+    rows: list[tuple[float, float]] = []
+    with open(path, encoding="utf-8") as stream:
+        for number, line in enumerate(stream, start=1):
+            text = line.strip()
+            if not text or text.startswith("#"):
+                continue
+            fields = text.replace(",", " ").replace(";", " ").split()
+            try:
+                values = [float(field) for field in fields]
+            except ValueError:
+                if not rows and number == 1:
+                    continue  # a header
+                raise MocapFormatError(f"expected two numbers x,z, got {text[:60]!r}", path, number) from None
+            if len(values) != 2 or not all(math.isfinite(v) for v in values):
+                raise MocapFormatError(f"expected two finite numbers x,z, got {text[:60]!r}", path, number)
+            rows.append((values[0], values[1]))
+    if len(rows) < 2:
+        raise MocapFormatError(f"a path needs at least two points, found {len(rows)}", path)
+    return np.array(rows)
 
 
 class _Library:

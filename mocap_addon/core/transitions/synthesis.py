@@ -265,7 +265,7 @@ def transition_steps(graph: MotionGraph, clips: Sequence[Clip | Pose], result: C
     out = []
     for landing, source, target in result.metadata["transitions"]:
         around = [f for f in range(target - 1, target + after + 2) if f < len(owner) and owner[f] == owner[target]]
-        around += [f for f in range(source - after, source + 2) if f >= 0 and owner[f] == owner[source]]
+        around += [f for f in range(source - after, source + 2) if 0 <= f < len(owner) and owner[f] == owner[source]]
         largest = steps[around].max(axis=0)
         for frame in range(landing, min(landing + after + 1, result.frame_count)):
             out.append(np.linalg.norm(positions[frame] - positions[frame - 1], axis=-1) - largest)
