@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> None:
             from ..transitions.plots import plot_path
 
             plot_path(graph, result, asked, args.plot)
-        error = result.metadata["path_error"]
+        distance = result.metadata["path_error"]
         transitions = len(result.metadata["transitions"])
         seconds = result.metadata["search_seconds"]
         if args.onto:
@@ -151,7 +151,8 @@ def run(args: argparse.Namespace) -> None:
         result, keys = reduced(result, args.reduce)
         save(result, args.output, precision=args.precision)
         print(f"{args.output}: {result.frame_count} frames, {transitions} transitions, hips from the path: mean "
-              f"{error['mean']:.3f} m, max {error['max']:.3f} m, end {error['end']:.3f} m (search {seconds:.2f} s)"
+              f"{distance['mean']:.3f} m, max {distance['max']:.3f} m, end {distance['end']:.3f} m "
+              f"(search {seconds:.2f} s)"
               + (f", on {args.onto}'s skeleton" if args.onto else ", canonical skeleton") + keys)
     elif args.kind == "path":
         from ..transitions.plots import plot_path

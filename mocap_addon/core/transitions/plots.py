@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import MissingDependency
+from ..kinematics import world_positions
 from ..model import Clip
 from ..pose import Pose
 from ..rotations import FloatArray
@@ -70,7 +71,7 @@ def plot_path(graph: MotionGraph, result: Clip | Pose, asked: ArrayLike, path: s
     except ImportError:
         raise MissingDependency(f"plots need matplotlib: {PLOTS_EXTRA}") from None
     points = np.asarray(asked, dtype=np.float64)
-    hips = result.joint_translations(0)
+    hips = world_positions(result)[:, 0]
     frames = np.asarray(result.metadata["path"], dtype=np.int64)
     owner = graph.clip_of(frames)
     figure = Figure(figsize=(7, 6.5), dpi=110)
