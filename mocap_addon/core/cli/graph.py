@@ -1,6 +1,7 @@
 """The ``graph`` command of ``python -m mocap_addon.core``: build, describe, walk and draw motion graphs.
 
-    graph build FILES... -o graph.npz [--fps --sigma --nu --threshold --min-gap --no-contacts ...]
+    graph build FILES_OR_FOLDERS... -o graph.npz [--fps --sigma --nu --threshold --min-gap --no-contacts
+                --scheduler local|ADDRESS ...]
     graph add graph.npz FILES... [-o bigger.npz]
     graph info graph.npz
     graph synth graph.npz FILES... -o out.bvh --frames N [--seed --blend --start --onto RIG_FILE --reduce TOL]
@@ -13,10 +14,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
 
+from ..batch.plan import takes_in
 from ..formats import load, save
 from ..model import Clip
 from ..rotations import FloatArray
@@ -31,7 +34,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     """Add ``graph`` and its subcommands to the main parser's ``commands``."""
     graph = commands.add_parser("graph", help="motion graphs: transitions between clips, new motion from them")
     actions = graph.add_subparsers(dest="graph_command", required=True)
-    making = actions.add_parser("build", help="match FILES (any formats and skeletons) and write the graph")
+    making = actions.add_parser("build", help="match FILES (any formats and skeletons; folders: every take in "
+                                "them, recursively) and write the graph")
     making.add_argument("files", nargs="+")
     making.add_argument("-o", "--output", required=True, help="the graph file (.npz)")
     making.add_argument("--fps", type=numbers.positive_length,
@@ -46,6 +50,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                         help="keep every transition, not only the best of similar ones")
     making.add_argument("--keep-dead-ends", action="store_true",
                         help="keep every frame, not only the largest strongly connected part")
+    making.add_argument("--scheduler", metavar="local|ADDRESS",
+                        help="match on Dask: a local cluster, or the scheduler at ADDRESS (needs SciPy and Dask)")
     adding = actions.add_parser("add", help="match more FILES into a graph (the same as building with them)")
     adding.add_argument("graph")
     adding.add_argument("files", nargs="+")
@@ -98,9 +104,10 @@ def run(args: argparse.Namespace) -> None:
     """Carry out a parsed ``graph`` command (errors propagate as ``ValueError``, ``OSError`` ...)."""
     if args.graph_command == "build":
         started = time.perf_counter()
-        graph = build([load(path) for path in args.files], fps=args.fps, sigma=args.sigma, nu=args.nu,
+        graph = build([load(path) for path in takes(args.files)], fps=args.fps, sigma=args.sigma, nu=args.nu,
                       threshold=args.threshold, min_gap=args.min_gap, contacts=not args.no_contacts,
-                      local_maxima=not args.all_similar, strongly_connected=not args.keep_dead_ends)
+                      local_maxima=not args.all_similar, strongly_connected=not args.keep_dead_ends,
+                      scheduler=args.scheduler)
         graph.save(args.output)
         print(f"{args.output}: {len(graph.clip_names)} clips, {graph.frame_count} frames at {graph.fps:g} fps, "
               f"{len(graph.sources)} transitions, {graph.alive.mean():.1%} of frames kept "
@@ -168,6 +175,16 @@ def run(args: argparse.Namespace) -> None:
 
         plot(load_graph(args.graph), args.output, kind=args.kind, clips=args.clips)
         print(f"{args.output}: {args.kind}")
+
+
+def takes(paths: list[str]) -> list[str]:
+    """The files named, folders replaced by every take in them (recursive, sorted by path)."""
+    found: list[str] = []
+    for path in paths:
+        found += [take for take, _ in takes_in(path)] if os.path.isdir(path) else [path]
+    if not found:
+        raise ValueError(f"no motion files in {', '.join(paths)}")
+    return found
 
 
 def followed(graph: MotionGraph, files: list[str], path: str, args: argparse.Namespace) -> tuple[Clip, FloatArray]:
