@@ -3,6 +3,8 @@ options as Blender properties, A and B read as core poses, and the space their c
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -115,3 +117,14 @@ def clip_to_world(obj: bpy.types.Object) -> np.ndarray:
     local = np.eye(4)
     local[:3, :3] = scale * conversion
     return np.array(obj.matrix_world) @ local
+
+
+def updating(options: type, update: Callable[[Any, bpy.types.Context], None]) -> dict[str, Any]:
+    """``options``' Blender property annotations (a class like :class:`BlendOptions`), each remade to call
+    ``update`` when it changes: for a property group's ``__annotations__``."""
+    namespace = sys.modules[options.__module__].__dict__
+    remade = {}
+    for name, annotation in options.__annotations__.items():
+        prop = eval(annotation, namespace) if isinstance(annotation, str) else annotation
+        remade[name] = prop.function(**{**prop.keywords, "update": update})
+    return remade

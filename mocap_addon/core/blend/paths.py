@@ -117,3 +117,15 @@ def mixed_path(heading: Heading, a: Steps, b: Steps, weights: FloatArray) -> tup
     tilts = heading.split(rotations.slerp(a.tilts[:count], b.tilts[:count], weights))[1]
     return (rotations.quaternion_multiply(heading.turns(angles), tilts),
             places + heights[..., None] * heading.up)
+
+
+def mixed_root_at(heading: Heading, a: Steps, b: Steps, weight: float, frame: int) -> tuple[FloatArray, FloatArray]:
+    """:func:`mixed_path`'s rotation ``(4,)`` and translation ``(3,)`` at ``frame`` for one ``weight`` held
+    from the first frame: only the steps up to it are integrated, only its own tilt and height mixed."""
+    turns = a.turns[:frame] + weight * (b.turns[:frame] - a.turns[:frame])
+    angles = a.start_heading + np.concatenate([np.zeros(1), np.cumsum(turns)])
+    moves = a.moves[:frame] + weight * (b.moves[:frame] - a.moves[:frame])
+    place = a.start_place + heading.turned(moves, angles[:-1]).sum(axis=0)
+    height = a.heights[frame] + weight * (b.heights[frame] - a.heights[frame])
+    tilt = heading.split(rotations.slerp(a.tilts[frame], b.tilts[frame], weight))[1]
+    return rotations.quaternion_multiply(heading.turns(angles[-1]), tilt), place + height * heading.up
