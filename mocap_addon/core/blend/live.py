@@ -6,10 +6,12 @@ then poses any frame at any mix as :func:`.mixing.blend` does for that mix
 held constant.  Joints mix frame by frame (slerp), so a frame costs one slerp
 of the skeleton; the ``"heading"`` root integrates its path from the first
 frame up to the asked one.  Held feet depend on the frames before and on the
-mix through leg IK: they are solved at :attr:`LiveBlend.grid` mixes once and
-interpolated between (slerp of the legs' local rotations), the grid split where
-the feet's contacts switch (a leg's mix of one half) so no interpolation
-crosses a switch.
+mix through leg IK: they are solved at :attr:`LiveBlend.grid` mixes and
+interpolated between (slerp of the legs' local rotations).  The grid starts
+coarse, split where the feet's contacts switch (a leg's mix of one half) so no
+interpolation crosses a switch; the first time a mix falls in an interval, its
+middle is solved and the interval halved until interpolating there misses the
+solved legs by less than :data:`LEG_TOLERANCE`.
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ from ..kinematics import place_translation
 from ..model import MOVE_CHANNELS, SCALE_CHANNEL, TRANSLATION_CHANNELS, Clip, Skeleton, rotation_order
 from ..pose import Pose, as_pose
 from ..rotations import FloatArray
-from .mixing import HELD_MIXES_AT_ONCE, _Joints, _pair, _Pairing
-from .paths import mixed_path, mixed_root_at
+from .mixing import HELD_MIXES_AT_ONCE, _Joints, _pair, _Pairing, _world_of
+from .paths import HeldMix, mixed_path
 
-GRID_STEP = 0.025  # mixes between the held feet's precomputed poses
+GRID_STEP = 0.05  # mixes between the held feet's precomputed poses, at first
+REFINEMENTS = 5  # times an interval of the grid may be halved
+LEG_TOLERANCE = 1e-4  # legs (about half a figure): how far an interpolated leg joint may be from the solved one
 SWITCH_GAP = 1e-9  # a contact switch's mix is solved on both sides this near it
 
 
@@ -41,25 +45,42 @@ class LiveBlend:
     grid: FloatArray  # (G,) mixes the held legs were solved at, increasing
     legs: list[int]  # the joints holding the feet turns
     held: FloatArray  # (G, F, len(legs), 4) their local rotations at each grid mix
+    checked: NDArray[np.bool_]  # (G - 1,) intervals of the grid known to interpolate within tolerance
 
     @classmethod
     def of(cls, a: Clip | Pose, b: Clip | Pose, *, step: float = GRID_STEP, **options: Any) -> LiveBlend:
         """Pair ``a`` and ``b`` for ``options`` (:func:`.mixing.blend`'s keywords) and solve the held feet
-        on a grid of mixes ``step`` apart."""
+        on a grid of mixes ``step`` apart (refined where a mix is asked for: :meth:`_refine`)."""
         pairing = _pair(as_pose(a), as_pose(b), **options)
         if pairing.feet is None:
-            return cls(pairing, np.zeros(0), [], np.zeros((0, pairing.a.frame_count, 0, 4)))
-        grid = _grid(pairing, step)
-        joints = list(range(pairing.a.skeleton.joint_count))
+            return cls(pairing, np.zeros(0), [], np.zeros((0, pairing.a.frame_count, 0, 4)), np.zeros(0, bool))
         legs = sorted({j for leg in pairing.feet.legs for j in (leg.thigh, leg.shin, leg.foot)})
-        pose_a, pose_b = pairing.poses()
-        solved = []
-        for start in range(0, len(grid), HELD_MIXES_AT_ONCE):  # a few mixes at a time: the legs' arrays
-            weights = grid[start:start + HELD_MIXES_AT_ONCE, None, None] * pairing.weights
-            weights = np.broadcast_to(weights, (len(weights), pairing.a.frame_count, len(joints)))
-            mixed = pairing.mix(pose_a, pose_b, weights, joints)
-            solved.append(pairing.held(mixed, weights, joints)[0].rotations[..., legs, :])
-        return cls(pairing, grid, legs, np.concatenate(solved))
+        grid = _grid(pairing, step)
+        checked = np.diff(grid) <= 4 * SWITCH_GAP  # a switch's gap: either side's, never in between
+        return cls(pairing, grid, legs, _held_legs(pairing, legs, grid), checked)
+
+    def _refine(self, mix: float) -> None:
+        """Make sure the grid interval holding ``mix`` interpolates the held legs within :data:`LEG_TOLERANCE`:
+        solve its middle, compare with the interpolation there, and halve it (then check the half holding
+        ``mix``) where it misses, up to :data:`REFINEMENTS` times."""
+        assert self.pairing.feet is not None
+        for _ in range(REFINEMENTS + 1):
+            upper = int(np.clip(np.searchsorted(self.grid, mix), 1, len(self.grid) - 1))
+            if self.checked[upper - 1]:
+                return
+            middle = np.array([0.5 * (self.grid[upper - 1] + self.grid[upper])])
+            exact = _held_legs(self.pairing, self.legs, middle)
+            guessed = rotations.slerp(self.held[upper - 1], self.held[upper], 0.5)[None]
+            distances = np.linalg.norm(_feet_places(self.pairing, self.legs, middle, exact)
+                                       - _feet_places(self.pairing, self.legs, middle, guessed), axis=-1)
+            if distances.max() <= LEG_TOLERANCE * self.pairing.feet.leg:
+                self.checked[upper - 1] = True
+                return
+            self.grid = np.insert(self.grid, upper, middle[0])
+            self.held = np.insert(self.held, upper, exact[0], axis=0)
+            self.checked = np.insert(self.checked, upper - 1, False)
+        upper = int(np.clip(np.searchsorted(self.grid, mix), 1, len(self.grid) - 1))
+        self.checked[upper - 1] = True  # as fine as it gets
 
     @property
     def frame_count(self) -> int:
@@ -80,12 +101,15 @@ class LiveBlend:
             raise ValueError(f"frame {frame} is outside a's {self.frame_count} frames")
         rows = [frame]
         pose_a, pose_b = (_Joints(r[rows], t[rows], c[rows]) for r, t, c in self._arrays)
-        mixed = pairing.mix(pose_a, pose_b, float(mix) * pairing.weights[None, :], self._joints)
-        if pairing.root == "heading" and pairing.steps is not None:  # its path from the first frame to this
+        weights = float(mix) * pairing.weights[None, :]
+        if self._path is None:
+            mixed = pairing.mix(pose_a, pose_b, weights, self._joints)
+        else:  # the heading root's path from the first frame to this one, weight held
             root = pairing.root_joint
-            mixed.rotations[0, root], mixed.translations[0, root] = mixed_root_at(
-                pairing.heading, *pairing.steps, float(mix) * pairing.weights[root], frame)
+            mixed = pose_a.toward(pose_b, weights)
+            mixed.rotations[0, root], mixed.translations[0, root] = self._path.at(weights[0, root], frame)
         if self.legs:
+            self._refine(float(mix))
             mixed.rotations[0, self.legs] = self._held_legs(frame, float(mix))
         held = self._held
         if held.partial:
@@ -99,6 +123,11 @@ class LiveBlend:
     @cached_property
     def _joints(self) -> list[int]:
         return list(range(self.pairing.a.skeleton.joint_count))
+
+    @cached_property
+    def _path(self) -> HeldMix | None:
+        steps = self.pairing.steps
+        return HeldMix.of(self.pairing.heading, *steps) if self.pairing.root == "heading" and steps else None
 
     @cached_property
     def _scaled(self) -> bool:
@@ -130,6 +159,8 @@ class LiveBlend:
                 mixed.rotations[rows, root], mixed.translations[rows, root] = turn[rows], place[rows]
         if self.legs:
             frames = np.arange(self.frame_count)
+            for mix in np.unique(mixes):
+                self._refine(float(mix))
             mixed.rotations[:, self.legs] = self._held_legs(frames, mixes)
         return replace(pairing.a, rotations=mixed.rotations, translations=mixed.translations,
                        scales=None if pairing.a.scales is None and pairing.b.scales is None else mixed.scales,
@@ -172,12 +203,40 @@ class _Held:
         return cls(still, places, unscaled, partial)
 
 
+def _held_legs(pairing: _Pairing, legs: list[int], mixes: FloatArray) -> FloatArray:
+    """The local rotations ``(M, F, K, 4)`` of the ``legs`` joints with the feet held, for each of ``mixes``
+    held constant (a few mixes at a time: the legs' arrays)."""
+    joints = list(range(pairing.a.skeleton.joint_count))
+    pose_a, pose_b = pairing.poses()
+    solved = [np.zeros((0, pairing.a.frame_count, len(legs), 4))]
+    for start in range(0, len(mixes), HELD_MIXES_AT_ONCE):
+        weights = mixes[start:start + HELD_MIXES_AT_ONCE, None, None] * pairing.weights
+        weights = np.broadcast_to(weights, (len(weights), pairing.a.frame_count, len(joints)))
+        mixed = pairing.mix(pose_a, pose_b, weights, joints)
+        solved.append(pairing.held(mixed, weights, joints)[0].rotations[..., legs, :])
+    return np.concatenate(solved)
+
+
+def _feet_places(pairing: _Pairing, legs: list[int], mixes: FloatArray, turns: FloatArray) -> FloatArray:
+    """World positions ``(M, F, K, 3)`` of the legs and the joints above them for ``mixes`` held constant,
+    the ``legs`` joints turned by ``turns`` ``(M, F, len(legs), 4)``."""
+    assert pairing.feet is not None
+    joints = pairing.feet.joints
+    weights = mixes[:, None, None] * pairing.weights[joints]
+    weights = np.broadcast_to(weights, (len(mixes), pairing.a.frame_count, len(joints)))
+    mixed = pairing.mix(*pairing.poses(joints), weights, joints)
+    mixed.rotations[..., [joints.index(j) for j in legs], :] = turns
+    return _world_of(pairing.a.skeleton.parents, joints, mixed)[1]
+
+
 def _grid(pairing: _Pairing, step: float) -> FloatArray:
     """Mixes from 0 to 1 about ``step`` apart, with each leg's contact switch (its mix of one half: the
     mix times its joints' mask weights) and mixes just either side of it."""
     assert pairing.feet is not None
     count = max(2, int(np.ceil(1.0 / step)) + 1)
-    mixes = set(np.linspace(0.0, 1.0, count).tolist())
+    # At mix 0 and 1 a held foot is where its clip's is, so no leg is solved; next to them legs are solved
+    # (softened near straight): the grid starts again just past each end.
+    mixes = set(np.linspace(0.0, 1.0, count).tolist()) | {SWITCH_GAP, 1.0 - SWITCH_GAP}
     for leg in pairing.feet.legs:
         weight = float(np.mean(pairing.weights[[leg.thigh, leg.shin, leg.foot]]))
         if weight > 0.5:
