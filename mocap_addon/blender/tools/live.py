@@ -457,6 +457,7 @@ def draw_envelope(obj: bpy.types.Object, joint: str, count: int) -> bpy.types.Ob
         curve = curve_object.data
         assert isinstance(curve, bpy.types.Curve)
         curve.dimensions = "3D"
+        _envelope_materials(curve)
         curve.splines.clear()
         for path in points:
             spline = curve.splines.new("POLY")
@@ -465,7 +466,6 @@ def draw_envelope(obj: bpy.types.Object, joint: str, count: int) -> bpy.types.Ob
             co[:, :3] = path
             spline.points.foreach_set("co", co.ravel())
         spline.material_index = 1
-        _envelope_materials(curve)
     with _filling():
         settings.envelope, settings.envelope_joint, settings.envelope_mixes = curve_object, joint, count
     return curve_object
