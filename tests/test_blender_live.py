@@ -223,3 +223,15 @@ def test_the_per_frame_cost_is_small(clips):
     cost = 1e3 * (best[True] - best[False])
     print(f"live mix: {cost:.3f} ms per frame")
     assert cost < 10.0  # loose: a shared machine; the benchmark reports the real number
+
+
+def test_the_live_catch_demo_scene(addon):
+    """scripts/catch_demo.py's live scene: at the ball's arrival the hand has caught it (within reach)."""
+    from mocap_addon.core.blend.catch import REACH
+    from scripts.catch_demo import build_live_catch
+
+    bpy = addon
+    live, ball, flight = build_live_catch(bpy)
+    assert live.mocap_live.enabled and live.mocap_live.mix == pytest.approx(flight.mix)
+    hand = np.array(live.matrix_world @ live.pose.bones["RightHand"].head)
+    assert np.linalg.norm(hand - np.array(ball.matrix_world.translation)) <= 1e-3 * live.dimensions.z < REACH * live.dimensions.z
