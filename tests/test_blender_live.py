@@ -234,4 +234,5 @@ def test_the_live_catch_demo_scene(addon):
     live, ball, flight = build_live_catch(bpy)
     assert live.mocap_live.enabled and live.mocap_live.mix == pytest.approx(flight.mix)
     hand = np.array(live.matrix_world @ live.pose.bones["RightHand"].head)
-    assert np.linalg.norm(hand - np.array(ball.matrix_world.translation)) <= 1e-3 * live.dimensions.z < REACH * live.dimensions.z
+    distance = np.linalg.norm(hand - np.array(ball.matrix_world.translation))
+    assert distance <= 1e-3 * live.dimensions.z < REACH * live.dimensions.z

@@ -37,7 +37,8 @@ class Poser:
         conversion, scale = clip_space(obj)
         frames = armature_bone_frames(obj, skeleton, conversion)
         turns = np.stack([rotations.quaternion_product_matrix(left, to_bone) for left, to_bone in frames.turns])
-        bones = obj.pose.bones if obj.pose is not None else []
+        assert obj.pose is not None, "an armature object has a pose"
+        bones = obj.pose.bones
         missing = [bone.name for bone in bones if bone.name not in skeleton.names]
         if missing:
             raise ValueError(f"{obj.name}'s bones {', '.join(missing[:5])} are not in the motion's skeleton")
@@ -51,6 +52,7 @@ class Poser:
         """Pose ``obj``'s bones as the skeleton's local rotations ``(J, 4)``, translations ``(J, 3)`` and
         scales ``(J,)`` (clip space; ``None``: leave the scales) and tag it for redrawing."""
         joints = self.bone_joints
+        assert obj.pose is not None, "an armature object has a pose"
         turned = np.einsum("jk,jkl->jl", turns[joints], self.turns[joints])
         moved = np.einsum("jk,jlk->jl", moves[joints], self.moves[joints]) - self.rest_offset[joints]
         located = np.einsum("jk,jlk->jl", moved, self.rest_inverse[joints])

@@ -29,7 +29,7 @@ import numpy as np
 from bpy.app.handlers import persistent
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
 
-from ..bridge.armature import armature_named, is_armature, named_or_selected
+from ..bridge.armature import armature_data, armature_named, is_armature, named_or_selected, pose_bones
 from ..bridge.armature_to_clip import armature_action
 from ..bridge.blend_inputs import (
     BLEND_OPTIONS,
@@ -330,9 +330,10 @@ def _rig_copy(context: bpy.types.Context, clip: bpy.types.Object, name: str) -> 
     """A copy of ``clip``'s object and armature with no animation, in the context's collection."""
     copy = clip.copy()
     copy.name = name
-    copy.data = clip.data.copy()
+    data = armature_data(clip).copy()
+    data.animation_data_clear()
+    copy.data = data
     copy.animation_data_clear()
-    copy.data.animation_data_clear()
     assert context.collection is not None, "a collection to add the copy to"
     context.collection.objects.link(copy)
     return copy
@@ -539,7 +540,7 @@ class MOCAP_OT_catch_game(bpy.types.Operator):
             self.report({"ERROR"}, f"Catch game: {error}")
             return {"CANCELLED"}
         points = paths @ world[:3, :3].T + world[:3, 3]
-        size = float(max(obj.dimensions)) or 1.0
+        size = float(np.max(np.array(obj.dimensions))) or 1.0
         self._game = CatchGame(points, mixes, prepared.a.frame_time, size)
         self._first = first_frame(settings.clip_a)
         self._ball = bpy.data.objects.new("catch_ball", None)
@@ -566,7 +567,7 @@ class MOCAP_OT_catch_game(bpy.types.Operator):
             return {"RUNNING_MODAL"}
         if event.type == "TIMER" and context.scene is not None:
             frame = context.scene.frame_current - self._first
-            hand = self._obj.matrix_world @ self._obj.pose.bones[self._bone].head
+            hand = self._obj.matrix_world @ pose_bones(self._obj)[self._bone].head
             judged = self._game.step(frame, np.array(hand))
             ball = self._game.ball
             if ball is not None:
