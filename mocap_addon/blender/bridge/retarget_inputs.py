@@ -21,18 +21,19 @@ FEET_ITEMS = enum_items(FEET, {
     "free": ("Free", "Every bone's exact direction, feet where they fall")})
 
 
-def retargeted(source: bpy.types.Object, target: bpy.types.Object, root: str, feet: str,
-               target_action: bpy.types.Action | None) -> Pose:
+def retargeted(source: bpy.types.Object, target: bpy.types.Object, root: str, feet: str) -> Pose:
     """``source``'s action on ``target``'s skeleton (core ``retarget``), with both armatures' stored bone
-    mappings and reference poses.  A target with an action (``target_action``) lends its captures: its
-    floor and how its bones twist; else its bones alone give its skeleton."""
+    mappings and reference poses.  What the target plays now never changes the result: its rest (or stored
+    reference pose), and for a rig imported here the captures it came with (its floor, how its bones twist)."""
     from ...core.retarget.transfer import retarget
     from .bone_mapping import armature_mapping
+    from .import_record import captured_action
     from .motion import armature_pose, armature_skeleton
     from .reference_pose import reference_rotations
 
     pose = armature_pose(source)
-    onto = armature_pose(target, target_action) if target_action is not None else armature_skeleton(target)
+    captures = captured_action(target)
+    onto = armature_skeleton(target) if captures is None else armature_pose(target, captures)
     return retarget(pose, onto, mapping=armature_mapping(source), target_mapping=armature_mapping(target),
                     root=root, source_reference=reference_rotations(source),
                     target_reference=reference_rotations(target), feet=feet)

@@ -29,7 +29,7 @@ import numpy as np
 from bpy.app.handlers import persistent
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
 
-from ..bridge.armature import armature_data, armature_named, is_armature, named_or_selected, pose_bones
+from ..bridge.armature import armature_named, is_armature, named_or_selected, pose_bones, rig_copy
 from ..bridge.armature_to_clip import armature_action
 from ..bridge.blend_inputs import (
     BLEND_OPTIONS,
@@ -138,7 +138,7 @@ def _key(obj: bpy.types.Object) -> tuple[Any, ...]:
         options = tuple(getattr(settings, name) for name in BLEND_OPTIONS)
     else:
         inputs = [settings.source]
-        options = (*(getattr(settings, name) for name in RETARGET_OPTIONS), _pointer(settings.kept))
+        options = tuple(getattr(settings, name) for name in RETARGET_OPTIONS)
     actions = [_pointer(armature_action(clip)) if clip is not None else 0 for clip in inputs]
     return (settings.mode, *map(_pointer, inputs), *actions, *options, len(obj.pose.bones) if obj.pose else 0)
 
@@ -161,7 +161,7 @@ def _build(obj: bpy.types.Object, key: tuple[Any, ...]) -> _Live:
         raise ValueError("the live retarget needs a source armature with an action")
     if settings.source == obj:
         raise ValueError(f"{obj.name} cannot follow itself")
-    motion = retargeted(settings.source, obj, settings.retarget_root, settings.retarget_feet, settings.kept)
+    motion = retargeted(settings.source, obj, settings.retarget_root, settings.retarget_feet)
     scales = None if motion.scales is None else motion.scales
 
     def frame(index: int, _mix: float) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -304,7 +304,7 @@ class MOCAP_OT_live_blend(BlendOptions, bpy.types.Operator):
             mixer = LiveBlend.of(prepared.a, prepared.b, **prepared.options)
             poser = Poser.of(target if target is not None else clip_a, prepared.a.skeleton)
             with nothing_left_behind():
-                target = target if target is not None else _rig_copy(context, clip_a, f"{clip_a.name}_live")
+                target = target if target is not None else rig_copy(context, clip_a, f"{clip_a.name}_live")
         except (ValueError, RuntimeError) as error:
             self.report({"ERROR"}, f"Live blend failed: {error}")
             return {"CANCELLED"}
@@ -324,19 +324,6 @@ class MOCAP_OT_live_blend(BlendOptions, bpy.types.Operator):
         self.report({"INFO"}, f"{target.name}: live mix of {clip_a.name} and {clip_b.name} "
                               f"(prepared in {time.perf_counter() - started:.2f} s)")
         return {"FINISHED"}
-
-
-def _rig_copy(context: bpy.types.Context, clip: bpy.types.Object, name: str) -> bpy.types.Object:
-    """A copy of ``clip``'s object and armature with no animation, in the context's collection."""
-    copy = clip.copy()
-    copy.name = name
-    data = armature_data(clip).copy()
-    data.animation_data_clear()
-    copy.data = data
-    copy.animation_data_clear()
-    assert context.collection is not None, "a collection to add the copy to"
-    context.collection.objects.link(copy)
-    return copy
 
 
 class MOCAP_OT_live_retarget(bpy.types.Operator):

@@ -56,10 +56,11 @@ class MOCAP_OT_retarget(_RootOption, bpy.types.Operator):
     bl_label = "Retarget"
     bl_options = {"REGISTER", "UNDO"}
 
-    source: StringProperty(name="Source", description="Armature whose action is read (empty: the other "
-                                                        "selected armature)")
-    target: StringProperty(name="Target", description="Armature that gets the new action (empty: the active "
-                                                        "armature)")
+    # Not remembered between runs: run again from F3 or the redo panel, the selection decides.
+    source: StringProperty(name="Source", options={"SKIP_SAVE"},
+                           description="Armature whose action is read (empty: the other selected armature)")
+    target: StringProperty(name="Target", options={"SKIP_SAVE"},
+                           description="Armature that gets the new action (empty: the active armature)")
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ..bridge.motion import write_pose
@@ -81,7 +82,7 @@ class MOCAP_OT_retarget(_RootOption, bpy.types.Operator):
             return {"CANCELLED"}
         try:
             with Progress(context) as progress:
-                result = retargeted(source, target, self.root, self.feet, armature_action(target))
+                result = retargeted(source, target, self.root, self.feet)
                 progress.update(0.5)
                 with nothing_left_behind():
                     action = write_pose(target, result, name=f"{source_action.name} on {target.name}",
@@ -106,7 +107,13 @@ class MOCAP_OT_to_canonical(_CanonicalOptions, bpy.types.Operator):
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         obj = context.active_object
-        return obj is not None and obj.type == "ARMATURE" and armature_action(obj) is not None
+        if obj is None or obj.type != "ARMATURE":
+            cls.poll_message_set("Make an armature with an action active")
+            return False
+        if armature_action(obj) is None:
+            cls.poll_message_set(f"{obj.name} has no action to convert")
+            return False
+        return True
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core.retarget.transfer import to_canonical
@@ -144,7 +151,10 @@ class MOCAP_OT_set_reference_pose(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        return context.active_object is not None and context.active_object.type == "ARMATURE"
+        if context.active_object is None or context.active_object.type != "ARMATURE":
+            cls.poll_message_set("Make an armature active: its current pose is stored")
+            return False
+        return True
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         obj, view_layer = context.active_object, context.view_layer

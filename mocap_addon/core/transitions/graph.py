@@ -36,6 +36,8 @@ from ..retarget.transfer import figure, to_canonical
 from ..rotations import FloatArray
 from ..timing import resample
 from .frame_matching import BoolArray, Features, IntArray, Rules, frame_features, joint_weights, matched_pairs
+from .graph_file import GraphFileError, read_graph_file, write_graph_file
+from .nearest import joint_names, nearby_matcher
 
 FORMAT_VERSION = 1
 CANONICAL_MAPPING = {name: name for name in CANONICAL_JOINTS}
@@ -225,6 +227,7 @@ class MotionGraph:
     pair_costs: FloatArray = field(repr=False)
     source_frames: IntArray = field(repr=False)
     references: dict[str, FloatArray] = field(default_factory=dict, repr=False)
+    fingerprints: list[list[float]] = field(default_factory=list, repr=False)  # clip_fingerprint per clip
 
     @property
     def frame_count(self) -> int:
@@ -264,7 +267,7 @@ class MotionGraph:
         if (contacts is None) == (self.params["contacts"] == "given"):
             raise ValueError("give the new clip's contact states exactly when the graph was built from given ones")
         first = self.frame_count
-        self._append(clip, contacts)
+        self._append([clip], [contacts])
         self._match(first)
         self._prune()
 
@@ -286,32 +289,46 @@ class MotionGraph:
         except ValueError as error:
             raise ValueError(f"clip {number} ({clip_name(clip, number)}): {error}") from error
 
-    def _append(self, clip: Clip | Pose, contacts: ArrayLike | None,
-                mapping: Mapping[str, str | None] | None = None) -> None:
-        """Append ``clip``'s frames: its features and contacts (not matched yet)."""
+    def _append(self, clips: Sequence[Clip | Pose], contacts: Sequence[ArrayLike | None],
+                mappings: Sequence[Mapping[str, str | None] | None] | None = None,
+                progress: Callable[[float], None] | None = None) -> None:
+        """Append the frames of ``clips``: their features and contacts (not matched yet), joined once."""
         settings = self.params
-        index = len(self.clip_names)
-        key = skeleton_key(clip.skeleton)
-        if not is_canonical(clip.skeleton) and key not in self.references:
-            try:
-                self.references[key] = reference_pose(resample(as_pose(clip), 1.0 / self.fps), mapping)
-            except ValueError as error:
-                raise ValueError(f"clip {index} ({clip_name(clip, index)}): {error}") from error
-        prepared = self.canonical(clip, mapping, index)
-        features = frame_features(prepared, joint_weights(dict(settings["weights"])), settings["nu"])
+        weights = joint_weights(dict(settings["weights"]))
+        features, planted, frames = [self.features], [self.contacts], []
+        for number, (clip, given) in enumerate(zip(clips, contacts)):
+            index = len(self.clip_names) + number
+            mapping = None if mappings is None else mappings[number]
+            key = skeleton_key(clip.skeleton)
+            if not is_canonical(clip.skeleton) and key not in self.references:
+                try:
+                    self.references[key] = reference_pose(resample(as_pose(clip), 1.0 / self.fps), mapping)
+                except ValueError as error:
+                    raise ValueError(f"clip {index} ({clip_name(clip, index)}): {error}") from error
+            prepared = self.canonical(clip, mapping, index)
+            features.append(frame_features(prepared, weights, settings["nu"]))
+            planted.append(_planted(clip, prepared, given))
+            frames.append(prepared.frame_count)
+            if progress is not None:
+                progress((number + 1) / len(clips))
         first = self.frame_count
-        self.clip_names = [*self.clip_names, clip_name(clip, index)]
-        self.clip_frames = np.append(self.clip_frames, prepared.frame_count).astype(np.int64)
-        self.source_frames = np.append(self.source_frames, clip.frame_count).astype(np.int64)
-        self.offsets = np.append(self.offsets, first).astype(np.int64)
-        self.features = Features.join([self.features, features])
-        planted = _planted(clip, prepared, contacts)
-        self.contacts = np.concatenate([self.contacts, planted])
+        named = len(self.clip_names)
+        self.clip_names = [*self.clip_names, *(clip_name(clip, named + k) for k, clip in enumerate(clips))]
+        self.offsets = np.append(self.offsets, first + np.cumsum([0, *frames[:-1]])).astype(np.int64)
+        self.clip_frames = np.append(self.clip_frames, frames).astype(np.int64)
+        self.source_frames = np.append(self.source_frames, [clip.frame_count for clip in clips]).astype(np.int64)
+        self.fingerprints = [*self.fingerprints, *(clip_fingerprint(clip) for clip in clips)]
+        self.features = Features.join(features)
+        self.contacts = np.concatenate(planted)
 
-    def _match(self, first: int) -> None:
+    def _match(self, first: int, scheduler: Any = None) -> None:
         """Add the matched pairs whose later frame is ``first`` or after (the frames appended since then;
-        matching never depends on how the frames are split, so this equals matching them all at once)."""
-        a, b, costs = matched_pairs(self.features, self._rules(), self.params["local_maxima"], self.fps, first)
+        matching never depends on how the frames are split, so this equals matching them all at once):
+        candidates by nearest-neighbour search where SciPy is installed (:mod:`.nearest`, its chunks on the
+        Dask cluster ``scheduler`` when given), else all against all."""
+        matcher = nearby_matcher(joint_names(joint_weights(dict(self.params["weights"]))), scheduler)
+        a, b, costs = matched_pairs(self.features, self._rules(), self.params["local_maxima"], self.fps, first,
+                                    matcher)
         pairs = np.concatenate([self.pairs, np.stack([a, b], axis=1)])
         order = np.lexsort((pairs[:, 1], pairs[:, 0]))
         self.pairs, self.pair_costs = pairs[order], np.concatenate([self.pair_costs, costs])[order]
@@ -343,19 +360,25 @@ class MotionGraph:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the graph (every array, the clips' names and frame counts, the settings) as ``.npz``."""
-        target = os.fspath(path)
-        temporary = f"{target}.part.npz"
         keys = sorted(self.references)
         meta = {"format": FORMAT_VERSION, "fps": self.fps, "clip_names": self.clip_names, "params": self.params,
-                "references": keys}
+                "references": keys, "fingerprints": self.fingerprints}
         references = {f"reference_{k}": self.references[key] for k, key in enumerate(keys)}
-        with open(temporary, "wb") as stream:
-            np.savez(stream, meta=np.array(json.dumps(meta)), clip_frames=self.clip_frames, offsets=self.offsets,
-                     sources=self.sources, targets=self.targets, costs=self.costs,
-                     probabilities=self.probabilities, contacts=self.contacts, alive=self.alive,
-                     ground=self.features.ground, height=self.features.height, pairs=self.pairs,
-                     pair_costs=self.pair_costs, source_frames=self.source_frames, **references)
-        os.replace(temporary, target)
+        write_graph_file(path, meta, {**{name: getattr(self, name) for name in ARRAYS},
+                                      "ground": self.features.ground, "height": self.features.height,
+                                      **references})
+
+    def check_clips(self, clips: Sequence[Clip | Pose]) -> None:
+        """Raise ``ValueError`` unless ``clips`` are the graph's clips, in its order: as many, and each
+        matching the fingerprint taken when it was added (graphs saved before fingerprints: counts only)."""
+        if len(clips) != len(self.clip_frames):
+            raise ValueError(f"the graph has {len(self.clip_frames)} clips, {len(clips)} given")
+        if len(self.fingerprints) != len(clips):
+            return
+        for index, (clip, kept) in enumerate(zip(clips, self.fingerprints)):
+            if not same_fingerprint(clip_fingerprint(clip), kept):
+                raise ValueError(f"clip {index} ({clip_name(clip, index)}) is not the clip it was built from "
+                                 f"(the graph's {self.clip_names[index]}): give the graph's clips in its order")
 
 
 ARRAYS = ("clip_frames", "offsets", "sources", "targets", "costs", "probabilities", "contacts", "alive",
@@ -363,19 +386,34 @@ ARRAYS = ("clip_frames", "offsets", "sources", "targets", "costs", "probabilitie
 
 
 def load_graph(path: str | os.PathLike[str]) -> MotionGraph:
-    """A graph written by :meth:`MotionGraph.save` (``ValueError`` for anything else)."""
-    try:
-        with np.load(os.fspath(path), allow_pickle=False) as data:
-            meta = json.loads(str(data["meta"]))
-            arrays = {name: np.array(data[name]) for name in ARRAYS}
-            features = Features(np.array(data["ground"]), np.array(data["height"]))
-            references = {key: np.array(data[f"reference_{k}"]) for k, key in enumerate(meta["references"])}
-    except (KeyError, ValueError, EOFError, json.JSONDecodeError) as error:
-        raise ValueError(f"{os.fspath(path)}: not a motion graph ({error})") from None
+    """A graph written by :meth:`MotionGraph.save`; anything else (damaged, crafted, not a graph) raises
+    :class:`.graph_file.GraphFileError` (a ``ValueError``) naming the file, with bounded memory."""
+    meta, arrays = read_graph_file(path)
     if meta.get("format") != FORMAT_VERSION:
-        raise ValueError(f"{os.fspath(path)}: motion graph format {meta.get('format')}, expected {FORMAT_VERSION}")
+        raise GraphFileError(f"motion graph format {str(meta.get('format'))[:20]}, expected {FORMAT_VERSION}", path)
+    features = Features(arrays.pop("ground"), arrays.pop("height"))
+    references = {key: arrays.pop(f"reference_{k}") for k, key in enumerate(meta["references"])}
     return MotionGraph(fps=float(meta["fps"]), clip_names=list(meta["clip_names"]), params=dict(meta["params"]),
-                       features=features, references=references, **arrays)
+                       features=features, references=references, fingerprints=list(meta.get("fingerprints", [])),
+                       **arrays)
+
+
+def clip_fingerprint(motion: Clip | Pose) -> list[float]:
+    """A few numbers that tell one clip's motion from another's (kept with each clip of a graph): its frame
+    count and rate, its root's mean position and spread, and its rotations' mean squared components."""
+    pose = as_pose(motion)
+    root = pose.translations[:, 0] if pose.frame_count else np.zeros((1, 3))
+    squares = (pose.rotations ** 2).mean(axis=(0, 1)) if pose.frame_count else np.zeros(4)
+    return [float(pose.frame_count), float(pose.fps), *root.mean(axis=0).tolist(), *root.std(axis=0).tolist(),
+            *squares.tolist()]
+
+
+def same_fingerprint(found: Sequence[float], kept: Sequence[float]) -> bool:
+    """Whether two fingerprints are of one clip (to float32 precision: a clip read back from Blender's keys)."""
+    if len(found) != len(kept) or found[:1] != kept[:1]:
+        return False
+    scale = max(1.0, *(abs(v) for v in kept[2:]))
+    return bool(np.allclose(found[1:], kept[1:], rtol=1e-4, atol=1e-4 * scale))
 
 
 def gap_frames(min_gap: float, fps: float) -> int:
@@ -406,7 +444,7 @@ def build(clips: Sequence[Clip | Pose], *, fps: float | None = None, sigma: floa
           threshold: float = 0.9, min_gap: float = 0.5, contacts: bool | Sequence[ArrayLike] = True,
           local_maxima: bool = True, strongly_connected: bool = True,
           weights: Mapping[str, float] | Sequence[float] | None = None,
-          progress: Callable[[float], None] | None = None) -> MotionGraph:
+          progress: Callable[[float], None] | None = None, scheduler: Any = None) -> MotionGraph:
     """The motion graph of ``clips`` (clips or poses of any files and skeletons; see the module notes).
 
     Each clip is resampled to ``fps`` (default: the first clip's rate) and put on the canonical skeleton.
@@ -418,7 +456,10 @@ def build(clips: Sequence[Clip | Pose], *, fps: float | None = None, sigma: floa
     similar transitions; ``strongly_connected``: keep only the largest strongly connected part; ``weights``:
     per canonical joint (a mapping of names, others 0, or one value per joint; default
     ``data/motion_graph.json``).  ``progress`` is called with the share of the work done (half for
-    reading the clips, half for matching them).
+    reading the clips, half for matching them).  The frames that match are found by nearest-neighbour
+    search where SciPy is installed (:mod:`.nearest`: a library of any size in bounded memory), else all
+    against all (Blender's Python); ``scheduler`` (``"local"``, a Dask scheduler's address or a
+    ``distributed.Client``) runs the search's chunks on a Dask cluster.
     """
     if not clips:
         raise ValueError("a motion graph needs at least one clip")
@@ -442,14 +483,14 @@ def build(clips: Sequence[Clip | Pose], *, fps: float | None = None, sigma: floa
                         np.zeros(0, dtype=bool), params, Features(np.zeros((0, 0), np.complex128), np.zeros((0, 0))),
                         np.zeros((0, 2), dtype=np.int64), np.zeros(0), none)
     mappings: dict[str, dict[str, str | None]] = {}  # takes of one skeleton are mapped once
-    for index, clip in enumerate(clips):
+    for clip in clips:
         key = skeleton_key(clip.skeleton)
         if key not in mappings:
             mappings[key] = map_skeleton(clip.skeleton)
-        graph._append(clip, None if given is None else given[index], mappings[key])
-        if progress is not None:
-            progress(0.5 * (index + 1) / len(clips))
-    graph._match(0)
+    graph._append(clips, [None] * len(clips) if given is None else given,
+                  [mappings[skeleton_key(clip.skeleton)] for clip in clips],
+                  None if progress is None else lambda share: progress(0.5 * share))
+    graph._match(0, scheduler)
     if progress is not None:
         progress(1.0)
     graph._prune()
