@@ -13,7 +13,6 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from mocap_addon.core import Skeleton, load
-from mocap_addon.core.joint_names import read_name
 from mocap_addon.core.kinematics import rest_positions
 from mocap_addon.core.naming import (
     CANONICAL_JOINTS,
@@ -30,6 +29,7 @@ from mocap_addon.core.naming import (
     preset_from_dict,
     save_preset,
 )
+from mocap_addon.core.naming.names import read_name
 from tests.conftest import CORPUS, REPO, SAMPLES, corpus_files
 from tests.skeleton_outlines import CONVENTIONS, outline
 

@@ -9,10 +9,11 @@ included) and, where any joint scales, its uniform scale::
 
 A :class:`~.model.Clip` holds the same motion as a file's channel values.
 :meth:`Pose.of` (``Clip.pose()``) and :meth:`Pose.to_clip` are the only places
-where Euler angles become quaternions and back, so retargeting, blending,
-resampling and key reduction never see an Euler angle.  Joints with fewer than
-three rotation channels are the one exception: what such a joint can hold is
-its angles about its own axes (:meth:`Pose.held`).
+where a file's Euler angles become quaternions and back, so retargeting,
+blending and resampling never see an Euler angle.  Two exceptions: joints with
+fewer than three rotation channels hold only their angles about their own axes
+(:meth:`Pose.held`), and key reduction of Euler-mode bones works on the angles
+Blender keys (:mod:`.reduce.keyed` converts to them).
 """
 
 from __future__ import annotations

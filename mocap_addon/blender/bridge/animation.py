@@ -16,8 +16,6 @@ from .compat import LINEAR, VECTOR, Channels
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import ObjectRotationModeItems
 
-ROTATION_MODES = ("QUATERNION", "EULER")
-
 
 def bone_path(name: str, prop: str) -> str:
     return f'pose.bones["{bpy.utils.escape_identifier(name)}"].{prop}'

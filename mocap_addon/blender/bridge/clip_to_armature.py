@@ -22,8 +22,6 @@ from .motion import write_pose
 from .rig_math import BoneFrames, RestRig, build_rest_rig
 from .rollback import nothing_left_behind
 
-FPS_MODES = ("KEYS", "SCENE_FPS", "RESAMPLE")
-
 
 @dataclass
 class ImportSettings:

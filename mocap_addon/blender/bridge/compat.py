@@ -31,7 +31,7 @@ def slotted(block: bpy.types.Action | bpy.types.AnimData) -> Any:
 
 def id_property(block: bpy.types.bpy_struct, key: str, default: Any = None) -> Any:
     """The custom property ``key`` of ``block``, else ``default``."""
-    return block.get(key, default)  # type: ignore[func-returns-value]  # the stubs give get() no return value
+    return block.get(key, default)
 
 
 def id_properties(block: bpy.types.bpy_struct) -> dict[str, Any]:

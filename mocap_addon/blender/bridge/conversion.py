@@ -24,7 +24,7 @@ UNIT_ITEMS = [("AUTO", "From File", "The file's own unit where it states one, el
 def conversion_matrix(forward: str, up: str) -> np.ndarray:
     """File axes -> Blender axes (3x3) for a file whose forward and up are the named axes (``"-Z"``, ``"Y"``)."""
     # The stubs say None: axis_conversion is plain Python without annotations, and returns a Matrix.
-    matrix = cast(Matrix, axis_conversion(from_forward=forward, from_up=up))  # type: ignore[func-returns-value]
+    matrix = cast(Matrix, axis_conversion(from_forward=forward, from_up=up))
     return np.array(matrix.to_3x3())
 
 

@@ -179,7 +179,7 @@ def _settled_executor(client_executor: type[Any]) -> type[Any]:
     worker died holding the result and recomputing it failed (distributed 2026.8), leaving the
     ``concurrent.futures`` future pending for ever; here every outcome, that one too, reaches it."""
 
-    class SettledExecutor(client_executor):  # type: ignore[misc]
+    class SettledExecutor(client_executor):
         def _wrap_future(self, future: Any) -> Future[Any]:
             settled: Future[Any] = Future()
 

@@ -99,6 +99,6 @@ def _skeleton_beside(source: str) -> str | None:
     if file_format is None or file_format.find_skeleton is None:
         return None
     try:
-        return file_format.function(file_format.find_skeleton)(source)  # type: ignore[no-any-return]
+        return file_format.function(file_format.find_skeleton)(source)
     except (MocapFormatError, OSError):
         return None

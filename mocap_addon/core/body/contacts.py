@@ -32,7 +32,6 @@ from ..rotations import FloatArray
 from .reference import LEG_JOINTS, TOP_JOINTS
 
 SIDES = ("l", "r")
-POINTS = ("foot", "toes")  # ankle, ball of the foot
 LOW = 0.06  # leg lengths above a point's own lowest level
 SLOW = 0.5  # leg lengths per second
 SHORTEST = 0.05  # seconds: shorter contacts are dropped, shorter gaps closed

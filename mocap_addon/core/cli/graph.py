@@ -20,7 +20,7 @@ from ..transitions.plots import PLOT_KINDS
 from .reduce_option import add_reduce_option, reduced
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(commands: argparse._SubParsersAction) -> None:
     """Add ``graph`` and its subcommands to the main parser's ``commands``."""
     graph = commands.add_parser("graph", help="motion graphs: transitions between clips, new motion from them")
     actions = graph.add_subparsers(dest="graph_command", required=True)

@@ -81,7 +81,7 @@ def load(path: str | os.PathLike[str], **options: Any) -> Clip:
         raise OSError(code, os.strerror(code), os.fspath(path))
     extension = format_of(path)
     file_format = FORMATS[extension]
-    return file_format.function(file_format.readers[extension])(path, **options)  # type: ignore[no-any-return]
+    return file_format.function(file_format.readers[extension])(path, **options)
 
 
 def files_to_read(paths: Sequence[str]) -> list[tuple[str, str | None]]:
@@ -145,4 +145,4 @@ def default_unit(extension: str, source_format: str | None, unit_in_metres: floa
 def unit_note(clip: Clip, extension: str) -> str | None:
     """What a file of ``extension`` written from ``clip`` says about its unit, where a report should tell."""
     file_format = FORMATS[extension]
-    return file_format.function(file_format.unit_note)(clip)  # type: ignore[no-any-return]
+    return file_format.function(file_format.unit_note)(clip)

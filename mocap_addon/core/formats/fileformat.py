@@ -43,4 +43,4 @@ class FileFormat:
 
     def function(self, name: str) -> Callable[..., Any]:
         """The module's function ``name``."""
-        return getattr(importlib.import_module(self.module), name)  # type: ignore[no-any-return]
+        return getattr(importlib.import_module(self.module), name)

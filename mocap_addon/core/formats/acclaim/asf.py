@@ -251,9 +251,9 @@ def _read_bone_line(bone: Bone, keyword: str, tokens: list[str], path: str, numb
             raise MocapFormatError("a dof appears twice", path, number)
         bone.dof = dof
     elif keyword == "limits":
-        bone.limits.append(tuple(_numbers(tokens[1:], 2, path, number, "limits", True)))  # type: ignore[arg-type]
+        bone.limits.append(tuple(_numbers(tokens[1:], 2, path, number, "limits", True)))
     elif keyword.replace(".", "").replace("-", "").isdigit() or (bone.limits and len(tokens) == 2):
-        bone.limits.append(tuple(_numbers(tokens, 2, path, number, "limits", True)))  # type: ignore[arg-type]
+        bone.limits.append(tuple(_numbers(tokens, 2, path, number, "limits", True)))
     else:
         bone.extras[keyword] = " ".join(tokens[1:])
 
