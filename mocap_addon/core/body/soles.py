@@ -18,6 +18,7 @@ source's (see :mod:`.footing`) instead of copying the ankle's rotation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,14 +46,13 @@ class Foot:
     def tip_joint(self) -> int:
         return self.foot if self.toes is None else self.toes
 
-    def points(self, rotations: FloatArray, positions: FloatArray) -> FloatArray:
-        """World heel, ball and tip ``(F, 3, 3)`` from the skeleton's world rotations ``(F, J, 3, 3)`` and
-        positions ``(F, J, 3)``."""
-        foot, tip = self.foot, self.tip_joint
-        heel = positions[:, foot] + rotations[:, foot] @ self.heel
-        ball = positions[:, foot] + rotations[:, foot] @ self.ball
-        end = positions[:, tip] + rotations[:, tip] @ self.tip
-        return np.stack([heel, ball, end], axis=1)
+    def points(self, world: Callable[[int], tuple[FloatArray, FloatArray]]) -> FloatArray:
+        """World heel, ball and tip ``(F, 3, 3)``; ``world(joint)``: its world rotations ``(F, 3, 3)`` and
+        origins ``(F, 3)``."""
+        foot_turn, ankle = world(self.foot)
+        toes_turn, toes = world(self.tip_joint)
+        return np.stack([ankle + foot_turn @ self.heel, ankle + foot_turn @ self.ball,
+                         toes + toes_turn @ self.tip], axis=1)
 
 
 def foot_of(skeleton: Skeleton, canonical: dict[str, int], side: str, rotations: FloatArray,

@@ -33,7 +33,8 @@ from ..body import reference as bodies
 from ..body.anatomy import twist_axes
 from ..body.contacts import find_contacts
 from ..body.footing import angles_to_reach as _angles_to_reach
-from ..body.footing import plant_feet, standing
+from ..body.footing import Gait, plant_feet, standing
+from ..body.soles import Foot, feet_of
 from ..body.footing import rotations_about as _rotations_about
 from ..kinematics import compose
 from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, encode_joint
@@ -81,6 +82,20 @@ class Figure:
 
     def paired(self) -> set[int]:
         return set(self.canonical.values())
+
+    def reference_positions(self) -> FloatArray:
+        """Joint origins ``(J, 3)`` in the reference pose (the rest's bones turned as ``reference`` turns
+        them, the hips where they rest)."""
+        positions = self.rest_positions.copy()
+        for joint, parent in enumerate(self.skeleton.parents):
+            if parent >= 0:
+                bone = self.rest_rotations[parent].T @ (self.rest_positions[joint] - self.rest_positions[parent])
+                positions[joint] = positions[parent] + self.reference[parent] @ bone
+        return positions
+
+    def feet(self) -> tuple[Foot, Foot]:
+        """The foot models (left, right) of the reference pose (see :mod:`.body.soles`)."""
+        return feet_of(self.skeleton, self.canonical, self.reference, self.reference_positions(), self.body)
 
 
 def to_canonical(clip: Motion, *, method: str = "rotations", mapping: Mapping[str, str | None] | None = None,
@@ -181,13 +196,30 @@ def _planted(motion: Pose, result: Pose, source: Figure, target: Figure, standin
     layouts = target.skeleton.channels
     to_target = turn * (target.leg / source.leg if root == "scale" else 1.0)
     out, planting = plant_feet(result, target_mapping, contacts, stand, to_target, knee_axes,
-                               lambda joint, frame: _held(layouts[joint], frame, bone.get(joint)))
+                               lambda joint, frame: _held(layouts[joint], frame, bone.get(joint)),
+                               target.feet(), _gait(motion, source, contacts.up))
     out.metadata["feet"] = {"mode": "planted", "floor_shift": planting.floor_shift,
                             "held_frames": list(planting.held_frames), "missed_frames": planting.missed_frames,
                             "worst_miss": planting.worst_miss}
-    if planting.missed_frames:
-        out.metadata.setdefault("warnings", []).append(planting.summary())
+    warnings = out.metadata.setdefault("warnings", [])
+    if not planting.contacts_found:
+        warnings.append(f"feet not held: no foot contacts found in {motion.frame_count} frames (too short or "
+                        "never still), so the figure stands with its lowest foot point on the target's floor")
+    elif planting.missed_frames:
+        warnings.append(planting.summary())
     return out
+
+
+def _gait(motion: Pose, source: Figure, up: FloatArray) -> Gait:
+    """The source's feet's pitch and knees' flexion, frame by frame (see :class:`.footing.Gait`)."""
+    reading = _Source(motion)
+
+    def world(joint: int) -> tuple[FloatArray, FloatArray]:
+        turns, places = reading.world(joint)
+        return rotations.quaternion_to_matrix(turns), places
+
+    legs = [tuple(source.canonical[f"{j}_{side}"] for j in bodies.LEG_JOINTS) for side in "lr"]
+    return Gait.of(world, [(a, b, c) for a, b, c in legs], source.feet(), up)
 
 
 def _axis_name(axis: FloatArray) -> str:
