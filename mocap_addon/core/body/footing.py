@@ -316,7 +316,8 @@ def _at_rest(skeleton: Skeleton) -> Skeleton:
 @dataclass
 class Gait:
     """What the source's legs do that the target's should do alike, per frame and side ``(F, 2)``: each
-    sole's and toes' pitch (radians, see :mod:`.soles`) and each knee's flexion (radians, 0 straight)."""
+    sole's and toes' pitch (radians, see :mod:`.soles`; a foot without a toe line has its toes in line with
+    its sole) and each knee's flexion (radians, 0 straight)."""
 
     sole_pitch: FloatArray
     toe_pitch: FloatArray
@@ -331,7 +332,22 @@ class Gait:
         joints = np.stack([np.stack([world(j)[1] for j in leg], axis=1) for leg in legs], axis=1)  # (F, 2, 3, 3)
         thigh, shin = unit(joints[:, :, 1] - joints[:, :, 0]), unit(joints[:, :, 2] - joints[:, :, 1])
         flexion = np.arccos(np.clip(dot(thigh, shin), -1.0, 1.0))
-        return cls(pitch(points[:, :, 0], points[:, :, 1], up), pitch(points[:, :, 1], points[:, :, 2], up), flexion)
+        sole = pitch(points[:, :, 0], points[:, :, 1], up)
+        toes = np.where([foot.toe_line for foot in feet], pitch(points[:, :, 1], points[:, :, 2], up), sole)
+        return cls(sole, toes, flexion)
+
+    def flat(self, touching: NDArray[np.bool_]) -> tuple[float, float]:
+        """The sole's and toes' pitch while the foot stands flat (median over frames in which both the ankle
+        and the ball touch, ``touching`` ``(F, 2, 2)``; 0 where it never does): how this body's feet lie on
+        its floor, which its reference pose may not say."""
+        flat = touching.all(axis=2)
+        if not flat.any():
+            return 0.0, 0.0
+        return float(np.median(self.sole_pitch[flat])), float(np.median(self.toe_pitch[flat]))
+
+    def relative(self, own: tuple[float, float], other: tuple[float, float]) -> Gait:
+        """This gait with its feet's pitch measured from ``own`` flat pitches onto ``other``'s."""
+        return Gait(self.sole_pitch - own[0] + other[0], self.toe_pitch - own[1] + other[1], self.knee_flexion)
 
 
 def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts: Contacts, stand: Standing,
@@ -377,8 +393,9 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     lifted = shift * up
     guide = contacts.points @ to_target.T  # the source's feet, turned and scaled into the target's world
     _, weights = pinned_ankles(ankles, ankles, contacts.touching, result.frame_time)
-    soles = [_pitched_foot(foot, rotations, positions, up, gait, side, weights[:, side])
-             for side, foot in enumerate(feet)]
+    turning = [sum(c in ROTATION_CHANNELS for c in skeleton.channels[foot.foot]) == 3 for foot in feet]
+    soles = [_pitched_foot(foot, rotations, positions, up, gait, side, weights[:, side] * turning[side])
+             for side, foot in enumerate(feet)]  # a foot of fewer channels keeps its pitch (it cannot hold more)
     balls = np.stack([sole.ball for sole in soles], axis=1) + lifted
     lowest_under_ankle = np.stack([sole.lowest for sole in soles], axis=1)
     level = stand.floor - lowest_under_ankle  # ankle heights putting the lowest foot point on the floor
@@ -390,11 +407,15 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     legs = [Leg.of(index, side, knee_axes[f"upper_leg_{side}"]) for side in "lr"]
     hip_points = positions[:, [leg.thigh for leg in legs]] + lifted
     lengths = [_bone_lengths(positions[0], leg) for leg in legs]
-    lift = _hips_lift(hip_points, targets, weights >= 1.0, weights > 0.0, gait.knee_flexion, lengths, up,
-                      result.frame_time)
-    _raise(out, hips, lift[:, None] * up, world)
-    targets += ((1.0 - weights) * lift[:, None])[..., None] * up  # free feet move with the hips
+    spans = _spans(lengths, gait.knee_flexion)
+    wanted = _hips_wanted(hip_points, targets, weights >= 1.0, spans, up, result.frame_time)
+    targets += ((1.0 - weights) * wanted[:, None])[..., None] * up  # free feet move with the hips
     targets += np.maximum(level - targets @ up, 0.0)[..., None] * up
+    reach = np.maximum((1.0 - SOFTNESS) * np.array([sum(pair) for pair in lengths]), spans)
+    highest = np.where(weights > 0.0, _lifts(hip_points, targets, reach, up), np.inf).min(axis=1)
+    lift = np.minimum(wanted, highest)  # no held leg stretched past where two_bone_ik starts easing
+    lift = np.minimum(_smoothed(lift, HIPS_EASE / result.frame_time), highest)  # the cap eased in and out too
+    _raise(out, hips, lift[:, None] * up, world)
     moved = lifted + lift[:, None] * up
 
     def lifted_world(joint: int) -> tuple[FloatArray, FloatArray]:
@@ -403,8 +424,11 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     every = np.arange(result.frame_count)
     changed, misses = solve_legs(lifted_world, skeleton.parents, legs, [targets[:, s] for s in range(2)],
                                  [every, every], [sole.foot for sole in soles])
-    for foot, sole in zip(feet, soles):
-        if foot.toes is not None and skeleton.parents[foot.toes] == foot.foot:
+    for foot, sole, turns in zip(feet, soles, turning):
+        if not turns:  # a foot of fewer channels keeps the local rotation it was solved for (no pops)
+            changed.pop(foot.foot, None)
+        if (foot.toes is not None and skeleton.parents[foot.toes] == foot.foot
+                and sum(c in ROTATION_CHANNELS for c in skeleton.channels[foot.toes]) == 3):
             changed[foot.toes] = every, _transposed(sole.foot) @ sole.toes
     held = [miss[weights[:, s] > 0] for s, miss in enumerate(misses)]
     missed = sum(int(np.count_nonzero(miss > MISSED * stand.leg)) for miss in held)
@@ -433,7 +457,7 @@ def _pitched_foot(foot: Foot, rotations: FloatArray, positions: FloatArray, up: 
     turn = rotations_about(across(ball - heel, up), weight * _wrap(gait.sole_pitch[:, side] - pitch(heel, ball, up)))
     foot_turn, toes_turn = turn @ foot_turn, turn @ toes_turn
     heel, ball, toes = ((turn @ v[..., None])[..., 0] for v in (heel, ball, toes))
-    if foot.toes is not None:
+    if foot.toe_line:
         tip = toes + toes_turn @ foot.tip
         bend = weight * _wrap(gait.toe_pitch[:, side] - pitch(ball, tip, up))
         toes_turn = rotations_about(across(tip - ball, up), bend) @ toes_turn
@@ -448,29 +472,33 @@ def _bone_lengths(positions: FloatArray, leg: Leg) -> tuple[float, float]:
     return float(np.linalg.norm(knee - hip)), float(np.linalg.norm(ankle - knee))
 
 
-def _hips_lift(hips: FloatArray, ankles: FloatArray, stance: NDArray[np.bool_], held: NDArray[np.bool_],
-               flexion: FloatArray, lengths: list[tuple[float, float]], up: FloatArray,
-               frame_time: float) -> FloatArray:
-    """How far ``(F,)`` to move the hips along ``up`` so each stance leg (``stance`` ``(F, 2)``) spans what
-    its knee bent by ``flexion`` ``(F, 2)`` spans, from hip joints ``hips`` to ankle targets ``ankles``
-    ``(F, 2, 3)``: where both stand, the lower; between stances, eased from one to the next
-    (:data:`HIPS_EASE`); never so high that a ``held`` leg must stretch past its span or ``1 -
-    SOFTNESS`` of its length, whichever is longer (where :func:`two_bone_ik` starts easing)."""
+def _spans(lengths: list[tuple[float, float]], flexion: FloatArray) -> FloatArray:
+    """Hip-to-ankle distances ``(F, 2)`` of legs of these thigh and shin ``lengths`` with knees bent by
+    ``flexion`` ``(F, 2)``."""
+    upper, lower = (np.array([pair[k] for pair in lengths]) for k in (0, 1))
+    return np.asarray(np.sqrt(upper ** 2 + lower ** 2 + 2 * upper * lower * np.cos(flexion)))
+
+
+def _lifts(hips: FloatArray, ankles: FloatArray, spans: FloatArray, up: FloatArray) -> FloatArray:
+    """How far ``(F, 2)`` to move hip joints ``hips`` along ``up`` so they are ``spans`` from ``ankles``
+    ``(F, 2, 3)`` (straight above them where the span is shorter than the horizontal distance)."""
     line = hips - ankles
     height = line @ up
     across_squared = np.maximum(np.sum(line * line, axis=-1) - height ** 2, 0.0)
-    upper, lower = (np.array([pair[k] for pair in lengths]) for k in (0, 1))
-    span = np.sqrt(upper ** 2 + lower ** 2 + 2 * upper * lower * np.cos(flexion))
-    wanted = np.sqrt(np.maximum(span ** 2 - across_squared, 0.0)) - height
-    wanted = np.where(stance, wanted, np.inf).min(axis=1)
+    return np.asarray(np.sqrt(np.maximum(spans ** 2 - across_squared, 0.0)) - height)
+
+
+def _hips_wanted(hips: FloatArray, ankles: FloatArray, stance: NDArray[np.bool_], spans: FloatArray,
+                 up: FloatArray, frame_time: float) -> FloatArray:
+    """How far ``(F,)`` to move the hips along ``up`` so each stance leg (``stance`` ``(F, 2)``) spans its
+    ``spans`` from hip joints ``hips`` to ankle targets ``ankles`` ``(F, 2, 3)``: where both stand, the
+    lower; between stances, eased from one to the next (:data:`HIPS_EASE`)."""
+    wanted = np.where(stance, _lifts(hips, ankles, spans, up), np.inf).min(axis=1)
     frames = np.arange(len(wanted))
     known = np.isfinite(wanted)
     if not known.any():
         return np.zeros(len(wanted))
-    lift = _smoothed(np.interp(frames, frames[known], wanted[known]), HIPS_EASE / frame_time)
-    reach = np.maximum((1.0 - SOFTNESS) * (upper + lower), span)  # what two_bone_ik reaches unsoftened
-    highest = np.where(held, np.sqrt(np.maximum(reach ** 2 - across_squared, 0.0)) - height, np.inf).min(axis=1)
-    return np.asarray(np.minimum(lift, highest))
+    return _smoothed(np.interp(frames, frames[known], wanted[known]), HIPS_EASE / frame_time)
 
 
 def _smoothed(values: FloatArray, width: float) -> FloatArray:

@@ -11,9 +11,9 @@ pose the sole (heel to ball) is flat, whatever the bones' own axes.
 
 The *pitch* of a foot is the angle of its heel-to-ball line above the floor
 (positive: toes up, as at heel strike), the toes' pitch that of the ball-to-tip
-line; :func:`pitched` turns world rotations about the horizontal axis across a
-line until it has a wanted pitch.  A retarget solves the target's pitch from the
-source's (see :mod:`.footing`) instead of copying the ankle's rotation.
+line (where it is at least :data:`TOE_LINE` of the sole long); turning a line
+about :func:`across` it raises its pitch.  A retarget solves the target's pitch
+from the source's (see :mod:`.footing`) instead of copying the ankle's rotation.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from ..vectors import unit
 from .reference import descendants
 
 HEEL_BACK = 0.2  # of the ankle-to-tip length: how far behind the ankle the heel is
+TOE_LINE = 0.1  # of the heel-to-ball length: a shorter ball-to-tip line has no pitch to solve
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class Foot:
     heel: FloatArray
     ball: FloatArray
     tip: FloatArray
+    toe_line: bool  # whether the toes bone is long enough that its pitch means something
 
     @property
     def tip_joint(self) -> int:
@@ -79,7 +81,9 @@ def foot_of(skeleton: Skeleton, canonical: dict[str, int], side: str, rotations:
     def local(joint: int, point: FloatArray) -> FloatArray:
         return np.asarray(rotations[joint].T @ (point - positions[joint]))
 
-    return Foot(foot, toes, local(foot, heel), local(foot, ball_contact), local(tip_joint, tip))
+    toe_line = toes is not None and bool(np.linalg.norm(tip - ball_contact) > TOE_LINE * np.linalg.norm(
+        ball_contact - heel))
+    return Foot(foot, toes, local(foot, heel), local(foot, ball_contact), local(tip_joint, tip), toe_line)
 
 
 def pitch(start: FloatArray, end: FloatArray, up: FloatArray) -> FloatArray:
