@@ -14,14 +14,8 @@ from ..batch.executors import machine_cores
 from ..batch.plan import TARGETS
 from ..batch.run import REPORT_NAME, BatchError, run_batch
 from ..units import UNIT_CHOICES
+from . import numbers
 from .reduce_option import add_reduce_option
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, not {text}")
-    return value
 
 
 def add_batch_command(commands: Any) -> None:
@@ -44,7 +38,7 @@ def add_batch_command(commands: Any) -> None:
                                   "plays back; the report gives the keys kept and the worst error")
     batch.add_argument("--unit", choices=tuple(UNIT_CHOICES),
                        help="length of one input unit, for files that state none (BVH), as convert --unit")
-    batch.add_argument("--jobs", type=_positive, default=None,
+    batch.add_argument("--jobs", type=numbers.workers, default=None,
                        help=f"worker processes (default: the machine's cores, {machine_cores()} here)")
     batch.add_argument("--scheduler", metavar="local|ADDRESS",
                        help="run on Dask: a local cluster of --jobs workers, or the scheduler at ADDRESS "

@@ -9,13 +9,16 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from ..errors import MissingDependency, MocapFormatError
 from ..formats import format_of, load, save, unit_note
 from ..model import Clip, rotation_order
 from ..reduce import DEFAULT_TOLERANCE, reduce_keys
+from ..transitions.graph_file import GraphFileError
 from ..units import UNIT_CHOICES, UNITS_IN_METRES
 from . import graph as graph_commands
+from . import numbers
 from .batch import add_batch_command, batch_command
 from .reduce_option import add_reduce_option, reduced
 
@@ -59,8 +62,16 @@ def reduction_report(clip: Clip, path: str, tolerance: float) -> str:
         f"bone heads and tails at every frame"])
 
 
+class OneLineErrors(argparse.ArgumentParser):
+    """A parser (and, through ``add_subparsers``, its commands' parsers) whose argument errors are one line
+    on stderr, ``PROG: error: ... (see --help)``, and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mocap_addon.core",
+    parser = OneLineErrors(prog="python -m mocap_addon.core",
                                      description="Inspect and convert motion capture files.")
     commands = parser.add_subparsers(dest="command", required=True)
     info = commands.add_parser("info", help="print joints, hierarchy, frames, fps and channel layouts")
@@ -68,13 +79,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     convert = commands.add_parser("convert", help="read IN and write OUT (format from OUT's extension)")
     convert.add_argument("input")
     convert.add_argument("output")
-    convert.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
+    convert.add_argument("--precision", type=numbers.precision, default=6, help="decimals written (default 6)")
     convert.add_argument("--unit", choices=tuple(UNIT_CHOICES),
                          help="length of one input unit, for files that state none (BVH) or state it wrongly")
     reduce = commands.add_parser("reduce", help="how many keys an import keeps with key reduction, "
                                                 "and the worst error measured")
     reduce.add_argument("file")
-    reduce.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE,
+    reduce.add_argument("--tolerance", type=numbers.tolerance, default=DEFAULT_TOLERANCE,
                         help=f"bound on every bone's head and tail, as a fraction of the figure's "
                              f"height (default {DEFAULT_TOLERANCE})")
     mapping = commands.add_parser("map", help="print each joint's canonical joint and the rule that chose it")
@@ -91,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     canonical.add_argument("--feet", choices=("planted", "free"), default="free",
                            help="free: exact limb directions (default); planted: feet on the floor, held "
                                 "while the source's are planted")
-    canonical.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
+    canonical.add_argument("--precision", type=numbers.precision, default=6, help="decimals written (default 6)")
     add_reduce_option(canonical)
     onto = commands.add_parser("retarget", help="IN's motion on the skeleton of SKELETON_FILE, written as OUT")
     onto.add_argument("input")
@@ -103,14 +114,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     onto.add_argument("--feet", choices=("planted", "free"), default="planted",
                       help="planted: feet on the target's floor, held while the source's are planted "
                            "(default); free: exact limb directions")
-    onto.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
+    onto.add_argument("--precision", type=numbers.precision, default=6, help="decimals written (default 6)")
     add_reduce_option(onto)
     mixing = commands.add_parser("blend", help="the motion between clips A and B (on A's skeleton) as OUT")
     mixing.add_argument("a")
     mixing.add_argument("b", help="on A's skeleton or another (then retargeted onto A's first)")
     mixing.add_argument("output")
-    mixing.add_argument("--mix", type=float, default=0.5, help="0 is A, 1 is B (default 0.5)")
-    mixing.add_argument("--offset", type=float, default=0, help="B's frame f + OFFSET pairs with A's frame f")
+    mixing.add_argument("--mix", type=numbers.mix, default=0.5,
+                        help="0 is A, 1 is B (default 0.5; -1 to 2 extrapolates)")
+    mixing.add_argument("--offset", type=numbers.frame_offset, default=0,
+                        help="B's frame f + OFFSET pairs with A's frame f")
     mixing.add_argument("--align", choices=("none", "scale", "dtw"), default="none",
                         help="frame by frame (default), B stretched to A's length, or dynamic time warping")
     mixing.add_argument("--root", choices=("blend", "a", "b", "heading"), default="blend",
@@ -121,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "free: joints mixed alone")
     mixing.add_argument("--mask", help="only these joints take the mix: upper_body, lower_body, left_arm, "
                                        "right_arm or spine_head")
-    mixing.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
+    mixing.add_argument("--precision", type=numbers.precision, default=6, help="decimals written (default 6)")
     add_reduce_option(mixing)
     graph_commands.add_parser(commands)
     add_batch_command(commands)
@@ -182,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             note = unit_note(clip, format_of(args.output))
             if note:
                 print(f"unit: {note}")
-    except MissingDependency as error:  # before ImportError, its base
+    except (MissingDependency, GraphFileError) as error:  # before ImportError and ValueError, their bases
         print(f"error: {error}", file=sys.stderr)
         return 2
     except (MocapFormatError, OSError, ValueError, ImportError) as error:
