@@ -44,7 +44,7 @@ HIPS_EASE = 0.05  # seconds: the standard deviation of the smoothing of the hips
 def pinned_ankles(ankles: FloatArray, balls: FloatArray, touching: NDArray[np.bool_], frame_time: float,
                   guide_ankles: FloatArray | None = None, guide_balls: FloatArray | None = None,
                   heights: tuple[FloatArray, FloatArray] | None = None,
-                  ease: float = EASE) -> tuple[FloatArray, FloatArray]:
+                  ease: float = EASE, every_hold: bool = False) -> tuple[FloatArray, FloatArray]:
     """Ankle targets ``(F, ..., 3)`` and hold weights ``(F, ...)`` for free ``ankles`` and ``balls``
     ``(F, ..., 3)`` and which of them touch ``(F, ..., 2)`` (ankle, ball).
 
@@ -56,7 +56,8 @@ def pinned_ankles(ankles: FloatArray, balls: FloatArray, touching: NDArray[np.bo
     ``guide_ankles`` and ``guide_balls`` (the source's, in these axes and
     units) a hold moves as they move from the start of its contact: a foot
     rolls as the source's does, and slides no more.  ``heights``: an up
-    vector ``(3,)`` and the heights ``(F, ...)`` along it of held ankles.
+    vector ``(3,)`` and the heights ``(F, ...)`` along it of held ankles (of
+    every hold, the ball's too, with ``every_hold``).
     """
     frames = ankles.shape[0]
     shape = (frames, -1, 3)
@@ -85,6 +86,8 @@ def pinned_ankles(ankles: FloatArray, balls: FloatArray, touching: NDArray[np.bo
         ball_start = np.where(after_ankle[:, None], ankle_held[before] + foot[before], flat_balls[first, leg])
         ball_held = ball_start + guide_ball - guide_ball[np.where(after_ankle, before, first)]
         wanted = np.where(ankle_down[:, None], ankle_held, ball_held - foot)
+        if heights is not None and every_hold:
+            wanted += (level - wanted @ up)[:, None] * up
         down = ankle_down | ball_down
         offsets[:, leg] = np.where(down[:, None], wanted - flat_ankles[:, leg], 0.0)
         held[:, leg] = down
@@ -393,17 +396,13 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     lifted = shift * up
     guide = contacts.points @ to_target.T  # the source's feet, turned and scaled into the target's world
     _, weights = pinned_ankles(ankles, ankles, contacts.touching, result.frame_time)
-    turning = [sum(c in ROTATION_CHANNELS for c in skeleton.channels[foot.foot]) == 3 for foot in feet]
-    soles = [_pitched_foot(foot, rotations, positions, up, gait, side, weights[:, side] * turning[side])
-             for side, foot in enumerate(feet)]  # a foot of fewer channels keeps its pitch (it cannot hold more)
+    soles = [_pitched_foot(foot, rotations, positions, up, gait, side, weights[:, side])
+             for side, foot in enumerate(feet)]
     balls = np.stack([sole.ball for sole in soles], axis=1) + lifted
     lowest_under_ankle = np.stack([sole.lowest for sole in soles], axis=1)
     level = stand.floor - lowest_under_ankle  # ankle heights putting the lowest foot point on the floor
     targets, weights = pinned_ankles(ankles + lifted, balls, contacts.touching, result.frame_time, guide[..., 0, :],
-                                     guide[..., 1, :], (up, level))
-    heights = targets @ up
-    heights = np.maximum(np.where(weights >= 1.0, level, heights), level)
-    targets += (heights - targets @ up)[..., None] * up
+                                     guide[..., 1, :], (up, level), every_hold=True)
     legs = [Leg.of(index, side, knee_axes[f"upper_leg_{side}"]) for side in "lr"]
     hip_points = positions[:, [leg.thigh for leg in legs]] + lifted
     lengths = [_bone_lengths(positions[0], leg) for leg in legs]
@@ -424,9 +423,7 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     every = np.arange(result.frame_count)
     changed, misses = solve_legs(lifted_world, skeleton.parents, legs, [targets[:, s] for s in range(2)],
                                  [every, every], [sole.foot for sole in soles])
-    for foot, sole, turns in zip(feet, soles, turning):
-        if not turns:  # a foot of fewer channels keeps the local rotation it was solved for (no pops)
-            changed.pop(foot.foot, None)
+    for foot, sole in zip(feet, soles):
         if (foot.toes is not None and skeleton.parents[foot.toes] == foot.foot
                 and sum(c in ROTATION_CHANNELS for c in skeleton.channels[foot.toes]) == 3):
             changed[foot.toes] = every, _transposed(sole.foot) @ sole.toes
@@ -454,13 +451,14 @@ def _pitched_foot(foot: Foot, rotations: FloatArray, positions: FloatArray, up: 
     ankle, foot_turn = positions[:, foot.foot], rotations[:, foot.foot]
     toes_turn, toes = rotations[:, foot.tip_joint], positions[:, foot.tip_joint] - ankle
     heel, ball = foot_turn @ foot.heel, foot_turn @ foot.ball
-    turn = rotations_about(across(ball - heel, up), weight * _wrap(gait.sole_pitch[:, side] - pitch(heel, ball, up)))
+    turn = rotations_about(across(foot_turn @ foot.right, up),
+                           weight * _wrap(gait.sole_pitch[:, side] - pitch(heel, ball, up)))
     foot_turn, toes_turn = turn @ foot_turn, turn @ toes_turn
     heel, ball, toes = ((turn @ v[..., None])[..., 0] for v in (heel, ball, toes))
     if foot.toe_line:
         tip = toes + toes_turn @ foot.tip
         bend = weight * _wrap(gait.toe_pitch[:, side] - pitch(ball, tip, up))
-        toes_turn = rotations_about(across(tip - ball, up), bend) @ toes_turn
+        toes_turn = rotations_about(across(toes_turn @ foot.toes_right, up), bend) @ toes_turn
     tip = toes + toes_turn @ foot.tip
     lowest = np.minimum(np.minimum(heel @ up, ball @ up), tip @ up)
     return _Sole(foot_turn, toes_turn, ball + ankle, lowest)

@@ -11,8 +11,8 @@ pose the sole (heel to ball) is flat, whatever the bones' own axes.
 
 The *pitch* of a foot is the angle of its heel-to-ball line above the floor
 (positive: toes up, as at heel strike), the toes' pitch that of the ball-to-tip
-line (where it is at least :data:`TOE_LINE` of the sole long); turning a line
-about :func:`across` it raises its pitch.  A retarget solves the target's pitch
+line (where it is at least :data:`TOE_LINE` of the sole long); turning the foot
+about :func:`across` raises its pitch.  A retarget solves the target's pitch
 from the source's (see :mod:`.footing`) instead of copying the ankle's rotation.
 """
 
@@ -43,6 +43,8 @@ class Foot:
     ball: FloatArray
     tip: FloatArray
     toe_line: bool  # whether the toes bone is long enough that its pitch means something
+    right: FloatArray  # the body's right in the foot's frame: turning about it raises the toes
+    toes_right: FloatArray  # the same in the toes' frame
 
     @property
     def tip_joint(self) -> int:
@@ -83,7 +85,9 @@ def foot_of(skeleton: Skeleton, canonical: dict[str, int], side: str, rotations:
 
     toe_line = toes is not None and bool(np.linalg.norm(tip - ball_contact) > TOE_LINE * np.linalg.norm(
         ball_contact - heel))
-    return Foot(foot, toes, local(foot, heel), local(foot, ball_contact), local(tip_joint, tip), toe_line)
+    right = np.cross(forward, up)
+    return Foot(foot, toes, local(foot, heel), local(foot, ball_contact), local(tip_joint, tip), toe_line,
+                rotations[foot].T @ right, rotations[tip_joint].T @ right)
 
 
 def pitch(start: FloatArray, end: FloatArray, up: FloatArray) -> FloatArray:
@@ -92,10 +96,10 @@ def pitch(start: FloatArray, end: FloatArray, up: FloatArray) -> FloatArray:
     return np.asarray(np.arctan2(line @ up, np.linalg.norm(line - (line @ up)[..., None] * up, axis=-1)))
 
 
-def across(line: FloatArray, up: FloatArray) -> FloatArray:
-    """The horizontal unit axes ``(F, 3)`` across world ``lines`` ``(F, 3)``: turning a line about its axis
-    by a positive angle raises its pitch by that angle."""
-    return unit(np.cross(line, up))
+def across(right: FloatArray, up: FloatArray) -> FloatArray:
+    """The horizontal unit axes ``(F, 3)`` nearest a foot's ``right`` ``(F, 3)`` (as the foot carries it):
+    turning the foot about them raises its toes, however steep its sole (even on end)."""
+    return unit(right - (right @ up)[:, None] * up)
 
 
 def lowest(points: FloatArray, up: FloatArray, floor: float) -> FloatArray:
