@@ -75,7 +75,7 @@ class _BlendOptions:
                        description="0 is A, 1 is B; key it over time for a mix profile")
     offset: IntProperty(name="Offset", default=0, description="B's frame f + offset pairs with A's frame f")
     align: EnumProperty(name="Alignment", items=ALIGN_ITEMS, default="NONE")
-    root: EnumProperty(name="Root", items=ROOT_ITEMS, default="BLEND")
+    root: EnumProperty(name="Root", items=ROOT_ITEMS, default="HEADING")
     mask: EnumProperty(name="Mask", items=_mask_items, description="Joints that take the mix (the rest stay A's)")
     feet: EnumProperty(name="Feet", items=FEET_ITEMS, default="PLANTED")
 
