@@ -7,7 +7,8 @@ must reach)."""
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -18,23 +19,29 @@ from .graph import MotionGraph, run_ends
 from .synthesis import assemble
 
 
-def prune(graph: MotionGraph, clips: Sequence[Clip | Pose], result: Clip | Pose, first: int, last: int, *,
-          blend_frames: int = 5) -> Clip:
-    """``result`` (:func:`.synthesis.synthesize`'s or :func:`.path_following.follow`'s on ``graph``) without
-    the frames from its transition number ``first`` up to its transition number ``last`` (indices into
-    ``metadata["transitions"]``, ``first < last``), the frame before the cut joined to the frame after it
-    through the graph (:func:`join`) and the whole assembled again (steering of :func:`follow` is dropped).
+def prune(graph: MotionGraph, clips: Sequence[Clip | Pose], made: Clip | Pose | Mapping[str, Any], first: int,
+          last: int, *, blend_frames: int = 5) -> Clip:
+    """Motion ``made`` from ``graph`` (:func:`.synthesis.synthesize`'s or :func:`.path_following.follow`'s
+    result, or its ``metadata``) without the frames from its transition number ``first`` up to its
+    transition number ``last`` (indices into ``metadata["transitions"]``, ``first < last``), the frame
+    before the cut joined to the frame after it through the graph (:func:`join`) and the whole assembled
+    again from where ``made`` started (its ``"steer"``, if any, kept on the frames kept).
     ``metadata["pruned"]``: ``(first output frame removed, frames removed, frames the join added)``.
     """
-    transitions = result.metadata["transitions"]
+    metadata = made if isinstance(made, Mapping) else made.metadata
+    transitions = metadata["transitions"]
     if not 0 <= first < last < len(transitions):
         raise ValueError(f"choose two of the motion's {len(transitions)} transitions, the first before the last "
                          f"(got {first} and {last})")
-    path = np.asarray(result.metadata["path"], dtype=np.int64)
+    path = np.asarray(metadata["path"], dtype=np.int64)
     start, stop = int(transitions[first][0]), int(transitions[last][0])
     bridge = join(graph, int(path[start - 1]), int(path[stop]))
     frames = np.concatenate([path[:start], bridge, path[stop:]])
-    out = assemble(graph, clips, frames, blend_frames=blend_frames)
+    steer = np.asarray(metadata.get("steer", np.zeros(len(path))), dtype=np.float64)
+    kept_steer = np.concatenate([steer[:start], np.zeros(len(bridge)), steer[stop:]])
+    x, z, facing = metadata["start"]
+    out = assemble(graph, clips, frames, blend_frames=blend_frames, steer=kept_steer, start=(x, z, facing))
+    out.metadata["steer"] = kept_steer.tolist()
     out.metadata["pruned"] = (start, stop - start, len(bridge))
     return out
 
