@@ -126,9 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="B's frame f + OFFSET pairs with A's frame f")
     mixing.add_argument("--align", choices=("none", "scale", "dtw"), default="none",
                         help="frame by frame (default), B stretched to A's length, or dynamic time warping")
-    mixing.add_argument("--root", choices=("blend", "a", "b", "heading"), default="blend",
-                        help="root blended like any joint (default), A's path, B's, or the two paths mixed in "
-                             "their own heading frames from A's start")
+    mixing.add_argument("--root", choices=("blend", "a", "b", "heading"), default="heading",
+                        help="the two paths mixed in their own heading frames from A's start (default), the "
+                             "root blended like any joint, A's path or B's")
     mixing.add_argument("--feet", choices=("planted", "free"), default="planted",
                         help="planted: feet held where the clips' are planted, on A's floor (default); "
                              "free: joints mixed alone")
@@ -198,6 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (MissingDependency, GraphFileError) as error:  # before ImportError and ValueError, their bases
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # before OSError, its base: the reader stopped (`... | head`); __main__ ends quietly
+        raise
     except (MocapFormatError, OSError, ValueError, ImportError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
