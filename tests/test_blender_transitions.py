@@ -194,7 +194,7 @@ def test_panel_lists_the_transitions_of_the_current_frame(scene):
                          "mocap.save_graph"]
     assert f"label: Frame {round(frame)}: {len(options)} transitions" in drawn
     assert drawn.count("mocap.take_transition") == min(len(options), 12)
-    assert drawn[-3:] == ["frames", "seed", "mocap.synthesize"]
+    assert drawn[-6:] == ["frames", "seed", "mocap.synthesize", "curve", "mocap.synthesize_along", "mocap.prune_walk"]
     drawn.clear()
     bpy.context.view_layer.objects.active = None
     VIEW3D_PT_mocap_transitions.draw(Panel(), bpy.context)
