@@ -31,6 +31,7 @@ from mocap_addon.core import Clip, load, world_positions
 from mocap_addon.core.blend.mixing import blend
 from mocap_addon.core.body.contacts import Contacts, find_contacts
 from mocap_addon.core.naming import map_skeleton
+from mocap_addon.core.pose import as_pose
 
 # (a, b): a's timeline is kept.  A name with "@s" is the file's first s seconds.  The third pair: b is 2.8 x
 # a's length; the fourth: a is 3 x b's.
@@ -62,6 +63,89 @@ def feet(clip: Clip) -> np.ndarray:
     index = {c: clip.skeleton.index(n) for n, c in map_skeleton(clip.skeleton).items() if c is not None}
     positions = world_positions(clip)
     return positions[:, [[index[f"foot_{s}"], index.get(f"toes_{s}", index[f"foot_{s}"])] for s in "lr"]]
+
+
+# One performer (issue 28): bars on the hips' turn, facing against travel, knee steps, the warp's use of b.
+TURN_BAR = 30.0  # degrees the hips turn in one frame, at most
+FACING_BAR = 60.0  # degrees between facing and travel while moving, at most
+KNEE_SLACK = 10.0  # degrees per frame over the inputs' largest knee step
+SHARE_BAR = 0.5  # of b's frames (or of those a's duration spans in b) the warp plays, at least
+MOVING = 0.2  # leg lengths per second: the hips move (travel over a second)
+TRAVEL_WINDOW = 0.5  # seconds either side over which travel is measured (a step's sway averages out)
+
+
+def _canonical(clip: Clip) -> dict[str, int]:
+    return {c: clip.skeleton.index(n) for n, c in map_skeleton(clip.skeleton).items() if c is not None}
+
+
+def hips_turns(clip: Clip) -> np.ndarray:
+    """Degrees the hips' world orientation turns from each frame to the next ``(F - 1,)``."""
+    turns = as_pose(clip).world().quaternions[:, _canonical(clip)["hips"]]
+    cosine = np.abs(np.sum(turns[1:] * turns[:-1], axis=-1))
+    return np.degrees(2.0 * np.arccos(np.clip(cosine, 0.0, 1.0)))
+
+
+def facing_off_travel(clip: Clip) -> tuple[np.ndarray, np.ndarray]:
+    """Degrees between where the hips face (square to the thighs) and where they travel ``(F,)``, and
+    whether they move then (travel over :data:`TRAVEL_WINDOW` either side faster than :data:`MOVING`)."""
+    index, contacts = _canonical(clip), find_contacts(clip)
+    positions = world_positions(clip)
+    up = contacts.up
+    facing = np.cross(positions[:, index["upper_leg_l"]] - positions[:, index["upper_leg_r"]], up)
+    hips = positions[:, index["hips"]] - np.outer(positions[:, index["hips"]] @ up, up)
+    rows = np.arange(clip.frame_count)
+    reach = max(1, round(TRAVEL_WINDOW / clip.frame_time))
+    ahead, behind = np.minimum(rows + reach, rows[-1]), np.maximum(rows - reach, 0)
+    travel = (hips[ahead] - hips[behind]) / np.maximum(ahead - behind, 1)[:, None]
+    speed = np.linalg.norm(travel, axis=1)
+    cosine = np.sum(travel * facing, axis=1) / np.maximum(speed * np.linalg.norm(facing, axis=1), 1e-300)
+    moving = speed / clip.frame_time / contacts.leg > MOVING
+    return np.degrees(np.arccos(np.clip(cosine, -1.0, 1.0))), moving
+
+
+def knee_angles(clip: Clip) -> np.ndarray:
+    """Each knee's angle between thigh and shin, degrees ``(F, 2)`` (left, right; 180 straight)."""
+    index, positions = _canonical(clip), world_positions(clip)
+    angles = []
+    for side in "lr":
+        hip, knee, ankle = (positions[:, index[f"{part}_{side}"]] for part in ("upper_leg", "lower_leg", "foot"))
+        thigh, shin = hip - knee, ankle - knee
+        cosine = np.sum(thigh * shin, axis=1) / (np.linalg.norm(thigh, axis=1) * np.linalg.norm(shin, axis=1))
+        angles.append(np.degrees(np.arccos(np.clip(cosine, -1.0, 1.0))))
+    return np.stack(angles, axis=1)
+
+
+def largest_knee_step(clip: Clip, frame_time: float) -> float:
+    """The clip's largest knee change per frame of ``frame_time`` (its own rate converted), degrees."""
+    return float(np.abs(np.diff(knee_angles(clip), axis=0)).max()) * frame_time / clip.frame_time
+
+
+@dataclass
+class Performer:
+    """What issue 28 reads from a blend of ``a`` and ``b``: one performer, and the warp's use of ``b``."""
+
+    hips_turn: float  # degrees in one frame, largest
+    facing_off: float  # degrees between facing and travel while moving, largest
+    knee_step: float  # degrees in one frame, largest
+    knee_bar: float  # the inputs' largest (on a's frames) + KNEE_SLACK
+    b_share: float  # the warp's share of b played (metadata)
+    loops: int
+    b_longer: bool  # b lasts longer than a
+
+    @property
+    def passes(self) -> bool:
+        return (self.hips_turn <= TURN_BAR and self.facing_off <= FACING_BAR and self.knee_step <= self.knee_bar
+                and self.b_share >= SHARE_BAR and not (self.b_longer and self.loops))
+
+
+def performer(a: Clip, b: Clip, result: Clip) -> Performer:
+    off, moving = facing_off_travel(result)
+    time = result.metadata["blend"]["time"]
+    return Performer(float(hips_turns(result).max()), float(off[moving].max(initial=0.0)),
+                     float(np.abs(np.diff(knee_angles(result), axis=0)).max()),
+                     max(largest_knee_step(a, a.frame_time), largest_knee_step(b, a.frame_time)) + KNEE_SLACK,
+                     float(time["b_share"]), int(time["loops"]),
+                     b.frame_count * b.frame_time > a.frame_count * a.frame_time)
 
 
 @dataclass
