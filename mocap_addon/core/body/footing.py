@@ -117,8 +117,9 @@ def mixed_holds(points: tuple[FloatArray, FloatArray], touching: tuple[NDArray[n
     second's at 1; both where neither touches), so a hold slides no more than
     the one sliding more; a held ankle's height is the two ankles' heights
     mixed by the mix (whether they touch or not: a level that switched to the
-    touching ankles' alone would jump where one contact ends, and the knee with it).  Returns touching ``(..., F, 2, 2)``, guides ``(..., F, 2, 2, 3)``
-    and ankle heights along ``up`` ``(..., F, 2)``.
+    touching ankles' alone would jump where one contact ends, and the knee with
+    it).  Returns touching ``(..., F, 2, 2)``, guides ``(..., F, 2, 2, 3)`` and
+    ankle heights along ``up`` ``(..., F, 2)``.
     """
     first, second = (np.asarray(t, dtype=np.float64) for t in touching)
     share = np.asarray(mixes, dtype=np.float64)[..., None]  # (..., F, 2, 1): a leg's mix for both its points
