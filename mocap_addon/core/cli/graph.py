@@ -1,6 +1,7 @@
 """The ``graph`` command of ``python -m mocap_addon.core``: build, describe, walk and draw motion graphs.
 
-    graph build FILES... -o graph.npz [--fps --sigma --nu --threshold --min-gap --no-contacts ...]
+    graph build FILES_OR_FOLDERS... -o graph.npz [--fps --sigma --nu --threshold --min-gap --no-contacts
+                --scheduler local|ADDRESS ...]
     graph add graph.npz FILES... [-o bigger.npz]
     graph info graph.npz
     graph synth graph.npz FILES... -o out.bvh --frames N [--seed --blend --start --onto RIG_FILE --reduce TOL]
@@ -13,10 +14,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
 
+from ..batch.plan import takes_in
 from ..formats import load, save
 from ..model import Clip
 from ..rotations import FloatArray
@@ -31,7 +34,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     """Add ``graph`` and its subcommands to the main parser's ``commands``."""
     graph = commands.add_parser("graph", help="motion graphs: transitions between clips, new motion from them")
     actions = graph.add_subparsers(dest="graph_command", required=True)
-    making = actions.add_parser("build", help="match FILES (any formats and skeletons) and write the graph")
+    making = actions.add_parser("build", help="match FILES (any formats and skeletons; folders: every take in "
+                                "them, recursively) and write the graph")
     making.add_argument("files", nargs="+")
     making.add_argument("-o", "--output", required=True, help="the graph file (.npz)")
     making.add_argument("--fps", type=numbers.positive_length,
@@ -46,6 +50,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                         help="keep every transition, not only the best of similar ones")
     making.add_argument("--keep-dead-ends", action="store_true",
                         help="keep every frame, not only the largest strongly connected part")
+    making.add_argument("--scheduler", metavar="local|ADDRESS",
+                        help="match on Dask: a local cluster, or the scheduler at ADDRESS (needs SciPy and Dask)")
     adding = actions.add_parser("add", help="match more FILES into a graph (the same as building with them)")
     adding.add_argument("graph")
     adding.add_argument("files", nargs="+")
@@ -98,9 +104,10 @@ def run(args: argparse.Namespace) -> None:
     """Carry out a parsed ``graph`` command (errors propagate as ``ValueError``, ``OSError`` ...)."""
     if args.graph_command == "build":
         started = time.perf_counter()
-        graph = build([load(path) for path in args.files], fps=args.fps, sigma=args.sigma, nu=args.nu,
+        graph = build([load(path) for path in takes(args.files)], fps=args.fps, sigma=args.sigma, nu=args.nu,
                       threshold=args.threshold, min_gap=args.min_gap, contacts=not args.no_contacts,
-                      local_maxima=not args.all_similar, strongly_connected=not args.keep_dead_ends)
+                      local_maxima=not args.all_similar, strongly_connected=not args.keep_dead_ends,
+                      scheduler=args.scheduler)
         graph.save(args.output)
         print(f"{args.output}: {len(graph.clip_names)} clips, {graph.frame_count} frames at {graph.fps:g} fps, "
               f"{len(graph.sources)} transitions, {graph.alive.mean():.1%} of frames kept "
@@ -170,6 +177,16 @@ def run(args: argparse.Namespace) -> None:
         print(f"{args.output}: {args.kind}")
 
 
+def takes(paths: list[str]) -> list[str]:
+    """The files named, folders replaced by every take in them (recursive, sorted by path)."""
+    found: list[str] = []
+    for path in paths:
+        found += [take for take, _ in takes_in(path)] if os.path.isdir(path) else [path]
+    if not found:
+        raise ValueError(f"no motion files in {', '.join(paths)}")
+    return found
+
+
 def followed(graph: MotionGraph, files: list[str], path: str, args: argparse.Namespace) -> tuple[Clip, FloatArray]:
     """:func:`.transitions.follow` of the CSV ``path`` on ``graph`` and its ``files``, and the path read."""
     from ..transitions.path_following import follow, read_path
@@ -177,6 +194,11 @@ def followed(graph: MotionGraph, files: list[str], path: str, args: argparse.Nam
     asked = read_path(path)
     return follow(graph, [load(name) for name in files], asked, seed=args.seed, blend_frames=args.blend,
                   min_interval=args.min_interval), asked
+
+
+def _setting(value: object) -> str:
+    """A graph setting as typed (a threshold kept as float32 is 0.9, not 0.8999999761581421)."""
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
 def describe(graph: MotionGraph, path: str) -> str:
@@ -188,9 +210,8 @@ def describe(graph: MotionGraph, path: str) -> str:
              f"frames:      {graph.frame_count} at {graph.fps:g} fps in {len(graph.clip_names)} clips, "
              f"{int(kept.sum())} kept ({kept.mean():.1%})",
              f"transitions: {len(graph.sources)} ({between} between clips)",
-             "settings:    " + ", ".join(f"{k} {settings[k]}" for k in ("sigma", "nu", "threshold", "min_gap",
-                                                                           "contacts", "local_maxima",
-                                                                           "strongly_connected")),
+             "settings:    " + ", ".join(f"{k} {_setting(settings[k])}" for k in (
+                 "sigma", "nu", "threshold", "min_gap", "contacts", "local_maxima", "strongly_connected")),
              "clips:       frames, kept, feet planted (left, right)"]
     for index, (name, first, count) in enumerate(zip(graph.clip_names, graph.offsets, graph.clip_frames)):
         span = slice(int(first), int(first + count))
