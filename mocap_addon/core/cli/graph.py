@@ -17,6 +17,7 @@ import numpy as np
 from ..formats import load, save
 from ..transitions.graph import MotionGraph, build, load_graph
 from ..transitions.plots import PLOT_KINDS
+from .options import add_precision
 from .reduce_option import add_reduce_option, reduced
 
 
@@ -53,7 +54,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     synth.add_argument("--blend", type=int, default=5, help="frames each transition is blended over (default 5)")
     synth.add_argument("--start", type=int, default=0, help="global frame to start from (default 0)")
     synth.add_argument("--onto", metavar="RIG_FILE", help="retarget the result onto this file's skeleton")
-    synth.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
+    add_precision(synth)
     add_reduce_option(synth)
     drawing = actions.add_parser("plot", help="the thesis's graphs as a PNG (needs matplotlib)")
     drawing.add_argument("graph")

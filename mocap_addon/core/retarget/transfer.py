@@ -35,19 +35,17 @@ from ..body.contacts import find_contacts
 from ..body.footing import angles_to_reach as _angles_to_reach
 from ..body.footing import plant_feet, standing
 from ..body.footing import rotations_about as _rotations_about
+from ..body.identity import same_body
 from ..kinematics import compose
 from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, encode_joint
 from ..model import rotation_order as order_of
 from ..naming import CANONICAL_JOINTS, CANONICAL_PARENTS, map_skeleton
+from ..options import BONE_LENGTHS, CANONICAL_FEET, CANONICAL_METHOD, FEET, FREE, HIPS_TRAVEL, PLANTED
 from ..pose import Motion, Pose, as_pose, like
 from ..rotations import FloatArray, axis_matrices, euler_to_matrix
 from ..vectors import dot, unit
 
 REQUIRED = ("hips", "upper_leg_l", "lower_leg_l", "foot_l", "upper_leg_r", "lower_leg_r", "foot_r")
-METHODS = ("rotations", "lengths")
-LENGTHS = ("reference", "source")
-ROOT_MODES = ("scale", "keep")
-FEET = ("planted", "free")
 TURN_COST = 0.3  # radians of a hinge's miss worth one radian less turn (see _best)
 LARGEST_MISS = 0.1  # radians: a hinge misses by more than the best candidate only up to this
 JUMP = 0.5  # a held rotation changing by more than this (largest matrix element) in one frame has jumped
@@ -85,7 +83,7 @@ class Figure:
 
 def to_canonical(clip: Motion, *, method: str = "rotations", mapping: Mapping[str, str | None] | None = None,
                  lengths: str = "reference", reference: FloatArray | None = None, root: str = "scale",
-                 feet: str = "free") -> Motion:
+                 feet: str = CANONICAL_FEET.default) -> Motion:
     """``clip`` on the canonical skeleton: every name of ``naming.CANONICAL_JOINTS``, metres, Y up.
 
     ``method="rotations"`` (the source's method 1): the canonical body stands in
@@ -105,9 +103,9 @@ def to_canonical(clip: Motion, *, method: str = "rotations", mapping: Mapping[st
     limb directions.  Same frame count, frame time and start frame; a clip
     gives a clip, a pose a pose.
     """
-    _check_choice("method", method, METHODS)
-    _check_choice("feet", feet, FEET)
-    _check_choice("lengths", lengths, LENGTHS)
+    CANONICAL_METHOD.check(method)
+    CANONICAL_FEET.check(feet)
+    BONE_LENGTHS.check(lengths)
     if reference is not None and method != "rotations":
         raise ValueError("a reference pose only applies to method 'rotations' (method 2 keeps the rest pose)")
     motion = as_pose(clip)
@@ -117,13 +115,13 @@ def to_canonical(clip: Motion, *, method: str = "rotations", mapping: Mapping[st
     target = figure(skeleton, {n: n for n in CANONICAL_JOINTS}, "canonical skeleton", reference="rest")
     metadata = {"source": clip.metadata.get("source"), "canonical": {"method": method, "lengths": lengths}}
     result = _transfer(motion, source, target, root, 1.0, "Y", metadata)
-    return like(clip, _planted(motion, result, source, target, skeleton, root) if feet == "planted" else result)
+    return like(clip, _planted(motion, result, source, target, skeleton, root) if feet == PLANTED else result)
 
 
 def retarget(clip: Motion, target: Skeleton | Clip | Pose, *, mapping: Mapping[str, str | None] | None = None,
              target_mapping: Mapping[str, str | None] | None = None, root: str = "scale",
              source_reference: FloatArray | None = None, target_reference: FloatArray | None = None,
-             feet: str = "planted") -> Motion:
+             feet: str = FEET.default) -> Motion:
     """``clip``'s motion on ``target``'s skeleton: its names, rest rotations, bone lengths and channel layout.
 
     Every target joint gets values, mapped or not.  A clip gives a clip (in the
@@ -146,10 +144,10 @@ def retarget(clip: Motion, target: Skeleton | Clip | Pose, *, mapping: Mapping[s
     ``retarget(c, c.skeleton)`` where ``c``'s translation channels agree with
     its offsets.
     """
-    _check_choice("feet", feet, FEET)
+    FEET.check(feet)
     motion = as_pose(clip)
     source = figure(motion, mapping, "source", source_reference)
-    own_captures = motion if isinstance(target, Skeleton) and _same_body(target, motion.skeleton) else None
+    own_captures = motion if isinstance(target, Skeleton) and same_body(motion, target) else None
     target_figure = figure(target, target_mapping, "target", reference=target_reference, captures=own_captures)
     if isinstance(target, Skeleton):
         unit, up, metadata = None, "Y", {}
@@ -157,7 +155,7 @@ def retarget(clip: Motion, target: Skeleton | Clip | Pose, *, mapping: Mapping[s
         unit, up, metadata = target.unit_in_metres, target.up_axis, dict(target.metadata)
     metadata.update(warnings=[], retargeted_from=clip.metadata.get("source"))
     result = _transfer(motion, source, target_figure, root, unit, up, metadata)
-    return like(clip, _planted(motion, result, source, target_figure, target, root) if feet == "planted" else result)
+    return like(clip, _planted(motion, result, source, target_figure, target, root) if feet == PLANTED else result)
 
 
 def _planted(motion: Pose, result: Pose, source: Figure, target: Figure, standing_on: Clip | Pose | Skeleton,
@@ -172,7 +170,7 @@ def _planted(motion: Pose, result: Pose, source: Figure, target: Figure, standin
         result.metadata.setdefault("warnings", []).append(
             "feet left free: the source's motion stands along another axis than its rest's up "
             f"({_axis_name(contacts.up)} in its own axes), so the target's floor is not under it")
-        result.metadata["feet"] = {"mode": "free"}
+        result.metadata["feet"] = {"mode": FREE}
         return result
     left = target.body.T @ np.array([1.0, 0.0, 0.0])  # the knees' flexion axis in the reference pose
     knee_axes = {f"upper_leg_{side}": target.reference[target.canonical[f"upper_leg_{side}"]].T @ left
@@ -182,7 +180,7 @@ def _planted(motion: Pose, result: Pose, source: Figure, target: Figure, standin
     to_target = turn * (target.leg / source.leg if root == "scale" else 1.0)
     out, planting = plant_feet(result, target_mapping, contacts, stand, to_target, knee_axes,
                                lambda joint, frame: _held(layouts[joint], frame, bone.get(joint)))
-    out.metadata["feet"] = {"mode": "planted", "floor_shift": planting.floor_shift,
+    out.metadata["feet"] = {"mode": PLANTED, "floor_shift": planting.floor_shift,
                             "held_frames": list(planting.held_frames), "missed_frames": planting.missed_frames,
                             "worst_miss": planting.worst_miss}
     if planting.missed_frames:
@@ -194,11 +192,6 @@ def _axis_name(axis: FloatArray) -> str:
     """``+Y``, ``-Z``... for a signed coordinate axis."""
     index = int(np.argmax(np.abs(axis)))
     return ("+" if axis[index] > 0 else "-") + "XYZ"[index]
-
-
-def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
 
 
 def canonical_index(skeleton: Skeleton, mapping: Mapping[str, str | None], what: str) -> dict[str, int]:
@@ -262,12 +255,6 @@ def bone_ends(skeleton: Skeleton, index: dict[str, int]) -> dict[int, int]:
                 ends[joint] = index[step]
                 break
     return ends
-
-
-def _same_body(one: Skeleton, other: Skeleton) -> bool:
-    """Whether two skeletons are one body: the same joints, offsets and rest rotations."""
-    return (one.same_joints(other) and np.array_equal(one.offsets, other.offsets)
-            and np.array_equal(one.rest_rotations, other.rest_rotations))
 
 
 def figure(source: Clip | Pose | Skeleton, mapping: Mapping[str, str | None] | None, what: str,
@@ -484,6 +471,18 @@ class _Source:
         return product
 
 
+def _unpaired(skeleton: Skeleton, joint: int, reference_local: FloatArray, bone: dict[int, FloatArray]) -> FloatArray:
+    """The constant local rotation of a target joint without a partner: its reference pose's, as far as its
+    channels can hold it."""
+    rest = skeleton.rest_rotations[joint]
+    order = order_of(skeleton.channels[joint])
+    if not order:
+        return rest
+    if len(order) < 3:
+        return rest @ _held(skeleton.channels[joint], (rest.T @ reference_local[joint])[None], bone.get(joint))[0]
+    return reference_local[joint]
+
+
 def _transfer(motion: Pose, source: Figure, target: Figure, root: str, unit: float | None,
               up_axis: str, metadata: dict) -> Pose:
     """The motion on the target figure's skeleton (see the module docstring for the maths).
@@ -495,7 +494,7 @@ def _transfer(motion: Pose, source: Figure, target: Figure, root: str, unit: flo
     rotation; hinges and joints with fewer than three channels are solved as
     matrices (what their axes can hold) from the source's world rotations.
     """
-    _check_choice("root", root, ROOT_MODES)
+    HIPS_TRAVEL.check(root)
     skeleton = target.skeleton
     parents = skeleton.parents
     pairs = _pairs(source, target)
@@ -524,14 +523,7 @@ def _transfer(motion: Pose, source: Figure, target: Figure, root: str, unit: flo
         rest = skeleton.rest_rotations[joint]
         order = order_of(skeleton.channels[joint])
         if joint not in pairs:
-            if not order:
-                held = rest
-            elif len(order) < 3:
-                held = rest @ _held(skeleton.channels[joint], (rest.T @ reference_local[joint])[None],
-                                    bone.get(joint))[0]
-            else:
-                held = reference_local[joint]
-            local[joint] = rotations.matrix_to_quaternion(held)[None]
+            local[joint] = rotations.matrix_to_quaternion(_unpaired(skeleton, joint, reference_local, bone))[None]
             world[joint] = local[joint] if parent < 0 else _then(world[parent], local[joint])
             continue
         if len(order) == 3 and joint not in hinge_of:
