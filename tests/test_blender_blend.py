@@ -47,7 +47,8 @@ def test_mix_0_and_1_reproduce_a_and_b_at_every_frame(clips):
     assert np.abs(a - b).max() > 100 * tolerance(a)
     # Blending again updates the one result and its action: nothing piles up.
     assert sorted(o.name for o in bpy.data.objects) == sorted([A, B, RESULT])
-    assert sorted(x.name for x in bpy.data.actions) == sorted([A, B, RESULT])
+    # the first bake is kept beside the second (issue 30: no action an operator replaces is lost)
+    assert sorted(x.name for x in bpy.data.actions) == sorted([A, B, RESULT, f"{RESULT}.001"])
 
 
 def test_a_mask_preset_keeps_the_other_joints_of_a(clips):

@@ -118,8 +118,10 @@ def test_preview_jumps_to_the_target_and_take_makes_a_walk(scene):
     first = int(graph.offsets[graph.clip_of(source)])
     assert walk[:walk.index(source) + 1] == list(range(first, source + 1))  # the source clip from its start
     assert walk[walk.index(source) + 1] == option.target
+    assert rig.animation_data.action.name == WALK  # a clip of the graph is never written over: its copy is
+    rig = bpy.data.objects[f"{WALK}_walk"]
     action = rig.animation_data.action
-    assert action.name.startswith(f"{WALK} walk")
+    assert action.name.startswith(f"{WALK}_walk walk")
     assert round(action.frame_range[1] - action.frame_range[0]) + 1 == len(walk)
     markers = [m for m in scene_.timeline_markers if m.name.startswith("graph: ")]
     assert len(markers) == 1 and markers[0].frame == scene_.frame_start + walk.index(option.target)
@@ -138,8 +140,9 @@ def test_synthesize_writes_a_new_action_with_markers(scene):
     rig = bpy.data.objects[WALK]
     bpy.context.scene.mocap_graph.target = rig
     assert bpy.ops.mocap.synthesize(frames=240, seed=3, blend_frames=4) == {"FINISHED"}
+    rig = bpy.data.objects[f"{WALK}_walk"]  # a clip of the graph is never written over: its copy is
     action = rig.animation_data.action
-    assert action.name.startswith(f"{WALK} synthesized")
+    assert action.name.startswith(f"{WALK}_walk synthesized")
     assert round(action.frame_range[1] - action.frame_range[0]) + 1 == 240
     markers = [m for m in bpy.context.scene.timeline_markers if m.name.startswith("graph: ")]
     assert len(markers) >= 3

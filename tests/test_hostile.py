@@ -44,16 +44,17 @@ REFUSED = [
     ("BVH OFFSET 1e400", parse_bvh, TWO_JOINTS.replace("OFFSET 0 10 0", "OFFSET 0 1e400 0"), 8, "too large"),
     ("BVH OFFSET of 400 digits", parse_bvh, TWO_JOINTS.replace("OFFSET 0 10 0", f"OFFSET 0 {'9' * 400} 0"), 8,
      "too large"),
-    ("BVH denormal Frame Time", parse_bvh, TWO_JOINTS.replace("0.04", "4.9e-324"), 18, "frame rate would be infinite"),
+    ("BVH denormal Frame Time", parse_bvh, TWO_JOINTS.replace("0.04", "4.9e-324"), 18,
+     "frame rate would pass the limit"),
     ("BVH motion value 1e400", parse_bvh, TWO_JOINTS.replace("5 6 7", "5e400 6 7"), 20, "'5e400' is too large"),
     ("HTR DataFrameRate 1e400", parse_htr, HTR.replace("DataFrameRate 30", "DataFrameRate 1e400"), 7, "too large"),
     ("HTR denormal DataFrameRate", parse_htr, HTR.replace("DataFrameRate 30", "DataFrameRate 4.9e-324"), 7,
-     "frame time would be infinite"),
+     "frame time would pass the limit"),
     ("HTR ScaleFactor 1e400", parse_htr, HTR.replace("ScaleFactor 2.0", "ScaleFactor 1e400"), 13, "too large"),
     ("HTR ScaleFactor overflowing the lengths", parse_htr,
-     HTR.replace("ScaleFactor 2.0", "ScaleFactor 1e300").replace("arm 0 10 0", "arm 0 1e10 0"), 13, "overflow"),
+     HTR.replace("ScaleFactor 2.0", "ScaleFactor 1e5").replace("arm 0 10 0", "arm 0 1e5 0"), 13, "overflow"),
     ("HTR frame value 2e400", parse_htr, HTR.replace("1 2 0 0 0 0 0 1", "1 2e400 0 0 0 0 0 1"), 22, "too large"),
-    ("HTR frame number beyond 10^9", parse_htr, HTR.replace("0 1 0 0 0 90 0 1\n1 2", "5e9 1 0 0 0 90 0 1\n5e9 2"),
+    ("HTR frame number beyond 10^9", parse_htr, HTR.replace("0 1 0 0 0 90 0 1\n1 2", "1e9 1 0 0 0 90 0 1\n1e9 2"),
      21, "beyond"),
     ("HTR missing section names the last line", parse_htr, HTR.replace("[BasePosition]", "[Elsewhere]"), 26,
      "no [BasePosition] section"),
@@ -77,6 +78,26 @@ REFUSED = [
      AMC.replace("lower 90\nroot 1 2 3 0 0 0\nupper 0 0", "root 1 2 3 0 0 0\nupper 0 0\nlower 1e400"), 10,
      "too large"),
     ("AMC empty", amc_parser, "", 1, "no AMC header"),
+    # Finite but huge: forward kinematics would overflow (issue 26); the limit is 1e9.
+    ("BVH OFFSET 1e308", parse_bvh, TWO_JOINTS.replace("OFFSET 0 10 0", "OFFSET 0 1e308 0"), 8, "limit is 1e+09"),
+    ("BVH OFFSET just past the limit", parse_bvh, TWO_JOINTS.replace("OFFSET 0 10 0", "OFFSET 0 -1000000000.5 0"), 8,
+     "limit is 1e+09"),
+    ("BVH motion value 1e308 (plain digits)", parse_bvh, TWO_JOINTS.replace("5 6 7", f"5 6 {'9' * 15}"), 20,
+     "limit is 1e+09"),
+    ("BVH motion value 1e308 (exponent)", parse_bvh, TWO_JOINTS.replace("5 6 7", "5 6 1e308"), 20, "limit is 1e+09"),
+    ("BVH Frame Time 1e-12", parse_bvh, TWO_JOINTS.replace("0.04", "1e-12"), 18, "frame rate would pass the limit"),
+    ("HTR frame value 1e308", parse_htr, HTR.replace("1 2 0 0 0 0 0 1", "1 2e307 0 0 0 0 0 1"), 22, "limit is 1e+09"),
+    ("HTR base position 1e308", parse_htr, HTR.replace("arm 0 10 0", "arm 0 1e308 0"), 19, "limit is 1e+09"),
+    ("HTR radians turned to degrees past the limit", parse_htr,
+     HTR.replace("Units Degrees", "Units Radians").replace("1 2 0 0 0 0 0 1", "1 2 0 0 9e8 0 0 1"), 13,
+     "overflow"),
+    ("ASF length unit tiny", parse_asf, ASF.replace("length 1.0", "length 1e-300"), 6, "too small"),
+    ("ASF direction 1e308", parse_asf, ASF.replace("direction 0 1 0", "direction 0 1e308 0"), 19, "limit is 1e+09"),
+    ("AMC 1e308 on the bulk path", amc_parser,
+     AMC.replace("lower 90\nroot 1 2 3 0 0 0\nupper 0 0", "root 1 2 3 0 0 0\nupper 0 0\nlower 1e308"), 10,
+     "limit is 1e+09"),
+    ("AMC 1e308 on the line-by-line path", amc_parser, AMC.replace("lower 90\nroot", "lower 1e308\nroot"), 8,
+     "limit is 1e+09"),
     ("AMC whitespace only", amc_parser, "  \n\n \t\n", 1, "no AMC header"),
 ]
 
@@ -108,7 +129,7 @@ def test_asf_limits_alone_may_be_infinite():
 
 
 def test_spec_length_unit_overflowing_the_lengths_is_refused(tmp_path):
-    (tmp_path / "big.asf").write_text(ASF.replace("length 1.0", "length 1e300").replace("length 2", "length 1e10"))
+    (tmp_path / "big.asf").write_text(ASF.replace("length 1.0", "length 1e5").replace("length 2", "length 1e5"))
     read_asf(tmp_path / "big.asf")  # CMU reading: lengths kept as written
     with pytest.raises(MocapFormatError, match=r"big.asf:6: lengths overflow"):
         read_asf(tmp_path / "big.asf", length_reading="spec")
@@ -175,8 +196,8 @@ def test_rows_are_written_exactly_however_large():
 
 
 @pytest.mark.parametrize("extension", [".bvh", ".htr", ".amc"])
-def test_huge_finite_values_round_trip(extension, tmp_path):
-    clip = clip_with({"1,0": 1.8e303, "0,2": -1e250})
+def test_large_values_within_the_limit_round_trip(extension, tmp_path):
+    clip = clip_with({"1,0": 9.9e8, "0,2": -5e8})
     save(clip, tmp_path / f"big{extension}")
     again = load(tmp_path / f"big{extension}")
     root = again.skeleton.names.index("root" if extension == ".amc" else "Hips")
@@ -187,10 +208,11 @@ def test_huge_finite_values_round_trip(extension, tmp_path):
 @pytest.mark.parametrize(("what", "clip"), [
     ("channel", lambda: clip_with({"1,7": np.nan})),
     ("channel", lambda: clip_with({"0,0": np.inf})),
+    ("channel", lambda: clip_with({"1,0": 1.8e303})),
     ("offset", lambda: Clip(Skeleton(["a"], [-1], [[np.inf, 0, 0]], [("rx",)]), np.zeros((1, 1)), 1 / 30)),
 ])
 def test_non_finite_values_are_refused_before_writing(extension, what, clip, tmp_path):
-    with pytest.raises(MocapWriteError, match=f"{what}.* is not a finite number"):
+    with pytest.raises(MocapWriteError, match=f"{what}.* is not a finite number within 1e\\+09"):
         save(clip(), tmp_path / f"nan{extension}")
     assert list(tmp_path.iterdir()) == []
 
@@ -202,8 +224,10 @@ def test_frame_times_that_overflow_the_rate_are_refused():
             Clip(skeleton, np.zeros((1, 0)), frame_time)
     with pytest.raises(MocapWriteError, match="too short"):
         format_htr(Clip(skeleton, np.zeros((1, 0)), 5.5626846463e-309))  # its rate to 10 digits overflows
-    slow = Clip(skeleton, np.zeros((1, 0)), 1e300)
-    assert parse_htr(format_htr(slow).encode()).frame_time == pytest.approx(1e300)
+    with pytest.raises(MocapWriteError, match="too long"):  # the readers refuse it
+        format_htr(Clip(skeleton, np.zeros((1, 0)), 1e300))
+    slow = Clip(skeleton, np.zeros((1, 0)), 1e8)
+    assert parse_htr(format_htr(slow).encode()).frame_time == pytest.approx(1e8)
 
 
 def test_htr_keeps_tiny_scales_and_refuses_no_frames():

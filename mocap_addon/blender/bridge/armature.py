@@ -47,6 +47,20 @@ def build_armature(name: str, skeleton: Skeleton, rig: RestRig,
     return obj
 
 
+def rig_copy(context: bpy.types.Context, obj: bpy.types.Object, name: str) -> bpy.types.Object:
+    """A copy of the armature ``obj`` (object and data, no animation) called ``name``, in the active collection:
+    where a tool writes motion made from ``obj``'s own action without writing over it."""
+    copy = obj.copy()
+    copy.name = name
+    copy.animation_data_clear()
+    data = armature_data(obj).copy()
+    data.animation_data_clear()
+    copy.data = data
+    assert context.collection is not None, "a collection to add the copy to"
+    context.collection.objects.link(copy)
+    return copy
+
+
 def armature_data(obj: bpy.types.Object) -> bpy.types.Armature:
     """The armature of an armature object (its ``data``)."""
     data = obj.data

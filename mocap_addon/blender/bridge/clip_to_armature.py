@@ -17,7 +17,7 @@ from .armature import armature_data, build_armature, rest_matrices
 from .bone_mapping import detect_mapping
 from .compat import assign_action
 from .conversion import scene_fps, unit_in_metres
-from .import_record import PROPERTY, skeleton_to_json
+from .import_record import CAPTURES, PROPERTY, skeleton_to_json
 from .motion import write_pose
 from .rig_math import BoneFrames, RestRig, build_rest_rig
 from .rollback import nothing_left_behind
@@ -146,8 +146,10 @@ def import_clip(context: bpy.types.Context, clip: Clip, name: str, settings: Imp
             for action in actions:
                 action.use_fake_user = True
             assign_action(obj, actions[0])
+            armature_data(obj)[CAPTURES] = actions[0]
         elif clip.frame_count:
             action = keys(clip, 0, name)
+            armature_data(obj)[CAPTURES] = action
             if len(takes) > 1:
                 action["mocap_takes"] = takes
         if settings.fps_mode == "SCENE_FPS":

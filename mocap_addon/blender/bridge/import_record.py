@@ -21,6 +21,16 @@ def stored_record(obj: bpy.types.Object) -> str | None:
     return None if stored is None else str(stored)
 
 
+CAPTURES = "mocap_captures"  # on the armature data: the action the armature was imported with (an ID pointer)
+
+
+def captured_action(obj: bpy.types.Object) -> bpy.types.Action | None:
+    """The action ``obj`` was imported with (kept with the file, followed through renames), whatever it plays
+    now; ``None`` for a rig not imported here or whose import action was deleted."""
+    action = id_property(armature_data(obj), CAPTURES)
+    return action if isinstance(action, bpy.types.Action) else None
+
+
 def skeleton_to_json(clip: Clip, conversion: np.ndarray, scale: float) -> str:
     """The clip's skeleton, timing and the import's axis conversion and scale, as JSON."""
     skeleton = clip.skeleton

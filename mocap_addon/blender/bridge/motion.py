@@ -75,7 +75,8 @@ def write_pose(obj: bpy.types.Object, pose: Pose, *, name: str, frame_start: int
     frame from ``frame_start`` (the pose's ``start_frame`` when ``None``), in
     each bone's own rotation mode (``"KEEP"``) or ``"QUATERNION"`` / ``"EULER"``
     (each joint's own order); ``keep`` (a key reduction's frames per joint)
-    keys only the frames each curve needs.  The action is assigned to ``obj``.
+    keys only the frames each curve needs.  The action is assigned to ``obj``;
+    it and the action it replaces are kept (:func:`keep_action`).
     """
     skeleton = pose.skeleton
     if not pose.frame_count:
@@ -101,7 +102,17 @@ def write_pose(obj: bpy.types.Object, pose: Pose, *, name: str, frame_start: int
 
     first = pose.start_frame if frame_start is None else frame_start
     moves = [any(c in MOVE_CHANNELS for c in layout) for layout in skeleton.channels]
+    replaced = obj.animation_data.action if obj.animation_data else None
     action = write_action(obj, name, skeleton.names, first + np.arange(pose.frame_count, dtype=np.float64),
                           rotation_mode, frames.euler_orders(skeleton), moves, bases(), keep)
     action["mocap_frame_time"] = pose.frame_time
+    keep_action(action)
+    if replaced is not None:
+        keep_action(replaced)
     return action
+
+
+def keep_action(action: bpy.types.Action) -> None:
+    """Give ``action`` a fake user, so it is saved with the file when no rig plays it any more: every action
+    the add-on makes, and every action it takes off a rig, is kept (Blender's Action editor lists them)."""
+    action.use_fake_user = True

@@ -23,7 +23,7 @@ from bpy.props import EnumProperty, FloatProperty, IntProperty, PointerProperty,
 
 from ...core.options import ALIGNMENT, FEET, ROOT_PATH
 from ..bridge.animation import curves_by_path, sample_fcurve
-from ..bridge.armature import armature_data, armature_named, is_armature, named_or_selected, pose_bones
+from ..bridge.armature import armature_data, armature_named, is_armature, named_or_selected, pose_bones, rig_copy
 from ..bridge.armature_to_clip import armature_action
 from ..bridge.choices import chosen, enum_property
 from ..bridge.compat import add_properties, assign_action, remove_properties, run_time_property
@@ -186,14 +186,8 @@ def _keyed(context: bpy.types.Context, clip_a: bpy.types.Object, clip_b: bpy.typ
     try:
         with nothing_left_behind():
             if result is None:
-                result = clip_a.copy()
-                result.name = f"{clip_a.name}_blend"
-                data = armature_data(clip_a).copy()
-                data.animation_data_clear()
-                result.data = data
-                assert context.collection is not None, "a collection to add the result to"
-                context.collection.objects.link(result)
-            action = write_pose(result, mixed, name=result.name, frame_start=first, progress=progress)
+                result = rig_copy(context, clip_a, f"{clip_a.name}_blend")
+            write_pose(result, mixed, name=result.name, frame_start=first, progress=progress)
     except BaseException:
         if old is not None and result is not None and result.name in bpy.data.objects:
             assign_action(result, old)
@@ -202,9 +196,6 @@ def _keyed(context: bpy.types.Context, clip_a: bpy.types.Object, clip_b: bpy.typ
     made.clip_a, made.clip_b = clip_a, clip_b
     for name in OPTIONS:
         setattr(made, name, getattr(settings, name))
-    if old is not None and old.users == 0:
-        bpy.data.actions.remove(old)
-        action.name = result.name
     return result
 
 
@@ -234,9 +225,11 @@ class MOCAP_OT_blend(_BlendOptions, bpy.types.Operator):
     bl_label = "Blend Clips"
     bl_options = {"REGISTER", "UNDO"}
 
-    clip_a: StringProperty(name="A", description="Armature whose action is mix 0 (empty: the active armature)")
-    clip_b: StringProperty(name="B", description="Armature whose action is mix 1 (empty: the other selected "
-                                                  "armature)")
+    # Not remembered between runs: run again from F3 or the redo panel, the selection decides.
+    clip_a: StringProperty(name="A", options={"SKIP_SAVE"},
+                           description="Armature whose action is mix 0 (empty: the active armature)")
+    clip_b: StringProperty(name="B", options={"SKIP_SAVE"},
+                           description="Armature whose action is mix 1 (empty: the other selected armature)")
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         started = time.perf_counter()
@@ -265,7 +258,10 @@ class _OnBlendResult(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        return blend_result(context.active_object) is not None
+        if blend_result(context.active_object) is None:
+            cls.poll_message_set("Make a blend result active (an armature made by Blend Clips, its clips still there)")
+            return False
+        return True
 
 
 def _active_result(context: bpy.types.Context) -> bpy.types.Object:

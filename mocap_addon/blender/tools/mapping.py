@@ -67,7 +67,10 @@ class _MappingOperator(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        return _armature(context) is not None
+        if _armature(context) is None:
+            cls.poll_message_set("Make an armature active: its bones are mapped")
+            return False
+        return True
 
     def detect(self, context: bpy.types.Context, preset: Preset | None = None) -> set[OperatorReturnItems]:
         """Map the active armature's bones (``preset`` first), store, and report what is missing."""
@@ -138,7 +141,13 @@ class MOCAP_OT_save_mapping_preset(bpy.types.Operator):
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         obj = _armature(context)
-        return obj is not None and len(mapping_entries(obj)) > 0
+        if obj is None:
+            cls.poll_message_set("Make an armature active: its bone mapping is saved")
+            return False
+        if not mapping_entries(obj):
+            cls.poll_message_set(f"{obj.name} has no bone mapping yet: detect it first")
+            return False
+        return True
 
     def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[OperatorReturnItems]:
         obj = _armature(context)

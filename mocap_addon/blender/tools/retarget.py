@@ -22,6 +22,7 @@ from ..bridge.armature_to_clip import armature_action
 from ..bridge.bone_mapping import armature_mapping
 from ..bridge.choices import chosen, enum_property
 from ..bridge.compat import add_properties, remove_properties, run_time_property
+from ..bridge.import_record import captured_action
 from ..bridge.progress import Progress
 from ..bridge.reference_pose import clear_reference_pose, has_reference_pose, reference_rotations, store_reference_pose
 from ..bridge.sidebar import SidebarPanel
@@ -50,10 +51,11 @@ class MOCAP_OT_retarget(_RootOption, bpy.types.Operator):
     bl_label = "Retarget"
     bl_options = {"REGISTER", "UNDO"}
 
-    source: StringProperty(name="Source", description="Armature whose action is read (empty: the other "
-                                                        "selected armature)")
-    target: StringProperty(name="Target", description="Armature that gets the new action (empty: the active "
-                                                        "armature)")
+    # Not remembered between runs: run again from F3 or the redo panel, the selection decides.
+    source: StringProperty(name="Source", options={"SKIP_SAVE"},
+                           description="Armature whose action is read (empty: the other selected armature)")
+    target: StringProperty(name="Target", options={"SKIP_SAVE"},
+                           description="Armature that gets the new action (empty: the active armature)")
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core.retarget.transfer import retarget
@@ -77,8 +79,10 @@ class MOCAP_OT_retarget(_RootOption, bpy.types.Operator):
         try:
             with Progress(context) as progress:
                 pose = armature_pose(source)
-                # A rig with an action: its own captures tell its floor and how its bones twist.
-                onto = armature_pose(target) if armature_action(target) is not None else armature_skeleton(target)
+                # What the target plays now never changes the result: its rest (or stored reference pose), and
+                # for a rig imported here the captures it came with (its floor, how its bones twist).
+                captures = captured_action(target)
+                onto = armature_skeleton(target) if captures is None else armature_pose(target, captures)
                 progress.update(0.2)
                 result = retarget(pose, onto, mapping=armature_mapping(source),
                                   target_mapping=armature_mapping(target), root=chosen(HIPS_TRAVEL, self.root),
@@ -110,7 +114,13 @@ class MOCAP_OT_to_canonical(_CanonicalOptions, bpy.types.Operator):
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         obj = context.active_object
-        return obj is not None and obj.type == "ARMATURE" and armature_action(obj) is not None
+        if obj is None or obj.type != "ARMATURE":
+            cls.poll_message_set("Make an armature with an action active")
+            return False
+        if armature_action(obj) is None:
+            cls.poll_message_set(f"{obj.name} has no action to convert")
+            return False
+        return True
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core.retarget.transfer import to_canonical
@@ -150,7 +160,10 @@ class MOCAP_OT_set_reference_pose(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        return context.active_object is not None and context.active_object.type == "ARMATURE"
+        if context.active_object is None or context.active_object.type != "ARMATURE":
+            cls.poll_message_set("Make an armature active: its current pose is stored")
+            return False
+        return True
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         obj, view_layer = context.active_object, context.view_layer

@@ -4,8 +4,9 @@ motion made from it.
 ``mocap.build_graph`` matches the selected armatures' actions (each read through its stored bone mapping
 and reference pose onto the canonical skeleton) with ``core.transitions.build`` (``mocap.add_to_graph``
 adds more) and keys each armature data's ``mocap_transitions`` property with the transitions leaving
-each frame (the thesis's graph, in the Graph Editor).  The graph lives in memory for the scene;
-``mocap.save_graph`` / ``mocap.load_graph`` write and read it (a loaded graph finds its clips again by
+each frame (the thesis's graph, in the Graph Editor).  The graph is kept in the scene, so in the .blend
+(``bridge.graph_store``: saved, undone and reopened with the file; a new or opened file has its own);
+``mocap.save_graph`` / ``mocap.load_graph`` write and read it as a file (a loaded graph finds its clips again by
 armature name and frame count, and is refused when they changed).  The panel lists the transitions from
 the current frame of the active clip: ``mocap.preview_transition`` jumps the view to one,
 ``mocap.take_transition`` takes it into the walk being made (a new action on the target rig each time),
@@ -23,12 +24,14 @@ from typing import TYPE_CHECKING
 
 import bpy
 import numpy as np
+from bpy.app.handlers import persistent
 from bpy.props import BoolProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
 
 from ..bridge.animation import curves_by_path, fill_curve
-from ..bridge.armature import armature_data, armature_named, is_armature
+from ..bridge.armature import armature_data, armature_named, is_armature, rig_copy
 from ..bridge.armature_to_clip import armature_action
 from ..bridge.compat import add_properties, assign_action, id_property, remove_properties, run_time_property
+from ..bridge.graph_store import store_graph, stored_graph, stored_token
 from ..bridge.progress import Progress
 from ..bridge.reference_pose import reference_rotations
 from ..bridge.rollback import nothing_left_behind
@@ -82,11 +85,35 @@ class Library:
                 for name, action in zip(self.objects, self.actions)]
 
 
-_LIBRARIES: dict[str, Library] = {}  # per scene, for the session
+_LIBRARIES: dict[str, tuple[str, Library]] = {}  # per scene: the token of the graph it keeps, and it read
 
 
 def library(scene: bpy.types.Scene | None) -> Library | None:
-    return None if scene is None else _LIBRARIES.get(scene.name)
+    """The motion graph kept in ``scene`` (the .blend keeps it), ``None`` without one or where it is damaged."""
+    token = None if scene is None else stored_token(scene)
+    if scene is None or token is None:
+        return None
+    cached = _LIBRARIES.get(scene.name)
+    if cached is None or cached[0] != token:
+        try:
+            graph, places = stored_graph(scene)
+        except ValueError:
+            return None
+        cached = token, Library(graph, **places)
+        _LIBRARIES[scene.name] = cached
+    return cached[1]
+
+
+def _keep(scene: bpy.types.Scene, lib: Library) -> None:
+    """Make ``lib`` the scene's motion graph, kept in the .blend."""
+    places = {"objects": lib.objects, "actions": lib.actions, "firsts": lib.firsts, "rates": lib.rates}
+    _LIBRARIES[scene.name] = store_graph(scene, lib.graph, places), lib
+
+
+@persistent
+def _forget_libraries(*_: object) -> None:
+    """A file opened or made new (File > New) starts with the graph it keeps, if any."""
+    _LIBRARIES.clear()
 
 
 def _scene(context: bpy.types.Context) -> bpy.types.Scene:
@@ -170,8 +197,10 @@ def _set_markers(scene: bpy.types.Scene, result: Clip, lib: Library, first: int)
 
 
 def _write_onto(context: bpy.types.Context, rig: bpy.types.Object, motion: Clip, name: str,
-                lib: Library) -> bpy.types.Action:
-    """``motion`` (canonical) retargeted onto ``rig`` as a new action from the scene's first frame."""
+                lib: Library) -> tuple[bpy.types.Object, bpy.types.Action]:
+    """``motion`` (canonical) retargeted onto ``rig`` as a new action ``<rig> <name>`` from the scene's first
+    frame; a clip of the graph is never written over: its copy ``<clip>_walk`` (made once) gets the action.
+    Returns the rig written and the action."""
     from ...core.pose import as_pose
     from ...core.retarget.transfer import retarget
     from ..bridge.bone_mapping import armature_mapping
@@ -181,9 +210,11 @@ def _write_onto(context: bpy.types.Context, rig: bpy.types.Object, motion: Clip,
     result = retarget(as_pose(motion), armature_skeleton(rig), target_mapping=armature_mapping(rig),
                       target_reference=reference_rotations(rig))
     with nothing_left_behind():
-        action = write_pose(rig, result, name=name, frame_start=scene.frame_start)
+        if rig.name in lib.objects:
+            rig = armature_named(f"{rig.name}_walk") or rig_copy(context, rig, f"{rig.name}_walk")
+        action = write_pose(rig, result, name=f"{rig.name} {name}", frame_start=scene.frame_start)
     _set_markers(scene, motion, lib, scene.frame_start)
-    return action
+    return rig, action
 
 
 def graph_settings(scene: bpy.types.Scene) -> MocapGraphSettings:
@@ -265,7 +296,7 @@ class MOCAP_OT_build_graph(_BuildSettings, bpy.types.Operator):
         except ValueError as error:
             self.report({"ERROR"}, f"Build Graph failed: {error}")
             return {"CANCELLED"}
-        _LIBRARIES[scene.name] = lib
+        _keep(scene, lib)
         scene.pop(WALK_PROPERTY, None)
         self.report({"INFO"}, f"Motion graph of {len(chosen)} clips: {len(graph.sources)} transitions, "
                               f"{graph.alive.mean():.1%} of {graph.frame_count} frames kept "
@@ -273,10 +304,13 @@ class MOCAP_OT_build_graph(_BuildSettings, bpy.types.Operator):
         return {"FINISHED"}
 
 
-class _WithGraph:
+class _WithGraph(bpy.types.Operator):
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        return library(context.scene) is not None
+        if library(context.scene) is None:
+            cls.poll_message_set("No motion graph in this file: build one from the selected armatures, or load one")
+            return False
+        return True
 
 
 class MOCAP_OT_add_to_graph(_WithGraph, bpy.types.Operator):
@@ -306,7 +340,7 @@ class MOCAP_OT_add_to_graph(_WithGraph, bpy.types.Operator):
         except ValueError as error:
             self.report({"ERROR"}, f"Add to Graph failed: {error}")
             return {"CANCELLED"}
-        _LIBRARIES[scene.name] = added
+        _keep(scene, added)
         self.report({"INFO"}, f"Added {len(chosen)} clips: {len(graph.sources)} transitions, "
                               f"{graph.alive.mean():.1%} of {graph.frame_count} frames kept")
         return {"FINISHED"}
@@ -375,7 +409,7 @@ class MOCAP_OT_load_graph(_GraphFile):
         except (ValueError, OSError) as error:
             self.report({"ERROR"}, f"Load Graph failed: {error}")
             return {"CANCELLED"}
-        _LIBRARIES[scene.name] = lib
+        _keep(scene, lib)
         scene.pop(WALK_PROPERTY, None)
         self.report({"INFO"}, f"Loaded a motion graph of {len(graph.clip_names)} clips, "
                               f"{len(graph.sources)} transitions")
@@ -434,7 +468,7 @@ class MOCAP_OT_take_transition(_WithGraph, bpy.types.Operator):
             walk += list(range(self.target, max(end, self.target + 1)))
             rig = _target_rig(context)
             motion = assemble(graph, lib.clips(), walk, blend_frames=self.blend_frames)
-            action = _write_onto(context, rig, motion, f"{rig.name} walk", lib)
+            rig, action = _write_onto(context, rig, motion, "walk", lib)
             _show(context, lib, self.target)
         except ValueError as error:
             self.report({"ERROR"}, f"Take failed: {error}")
@@ -469,7 +503,7 @@ class MOCAP_OT_synthesize(_WithGraph, _WalkSettings, bpy.types.Operator):
             rig = _target_rig(context)
             motion = synthesize(graph, lib.clips(), frames=self.frames, start=start, seed=self.seed,
                                 blend_frames=self.blend_frames)
-            action = _write_onto(context, rig, motion, f"{rig.name} synthesized", lib)
+            rig, action = _write_onto(context, rig, motion, "synthesized", lib)
         except ValueError as error:
             self.report({"ERROR"}, f"Synthesize failed: {error}")
             return {"CANCELLED"}
@@ -484,7 +518,8 @@ class MocapGraphSettings(_BuildSettings, _WalkSettings, bpy.types.PropertyGroup)
     """The Transitions panel's inputs (on the scene)."""
 
     target: PointerProperty(type=bpy.types.Object, name="Target Rig", poll=is_armature,
-                            description="Rig that gets taken and synthesized motion (none: the active armature)")
+                            description="Rig that gets taken and synthesized motion (none: the active armature; a clip "
+                                        "of the graph: its copy <clip>_walk)")
 
 
 class VIEW3D_PT_mocap_transitions(SidebarPanel):
@@ -552,8 +587,11 @@ CLASSES = (MocapGraphSettings, MOCAP_OT_build_graph, MOCAP_OT_add_to_graph, MOCA
 def register_properties() -> None:
     # The stubs say bpy.props functions return nothing.
     add_properties(bpy.types.Scene, mocap_graph=PointerProperty(type=MocapGraphSettings))  # type: ignore[func-returns-value]
+    bpy.app.handlers.load_post.append(_forget_libraries)
 
 
 def unregister_properties() -> None:
     remove_properties(bpy.types.Scene, "mocap_graph")
+    if _forget_libraries in bpy.app.handlers.load_post:
+        bpy.app.handlers.load_post.remove(_forget_libraries)
     _LIBRARIES.clear()

@@ -14,15 +14,9 @@ from ..batch.executors import machine_cores
 from ..batch.plan import TARGETS
 from ..batch.run import REPORT_NAME, BatchError, run_batch
 from ..options import FEET
+from . import numbers
 from .options import add_choice, add_unit
 from .reduce_option import add_reduce_option
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, not {text}")
-    return value
 
 
 def add_batch_command(commands: Any) -> None:
@@ -43,7 +37,7 @@ def add_batch_command(commands: Any) -> None:
     add_reduce_option(batch, help="write what an import with Reduce Keys at TOLERANCE (of the figure's height) "
                                   "plays back; the report gives the keys kept and the worst error")
     add_unit(batch, "length of one input unit, for files that state none (BVH), as convert --unit")
-    batch.add_argument("--jobs", type=_positive, default=None,
+    batch.add_argument("--jobs", type=numbers.workers, default=None,
                        help=f"worker processes (default: the machine's cores, {machine_cores()} here)")
     batch.add_argument("--scheduler", metavar="local|ADDRESS",
                        help="run on Dask: a local cluster of --jobs workers, or the scheduler at ADDRESS "

@@ -16,7 +16,9 @@ import numpy as np
 
 from ..formats import load, save
 from ..transitions.graph import MotionGraph, build, load_graph
+from ..transitions.graph_file import GraphFileError
 from ..transitions.plots import PLOT_KINDS
+from . import numbers
 from .options import add_precision
 from .reduce_option import add_reduce_option, reduced
 
@@ -28,11 +30,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     making = actions.add_parser("build", help="match FILES (any formats and skeletons) and write the graph")
     making.add_argument("files", nargs="+")
     making.add_argument("-o", "--output", required=True, help="the graph file (.npz)")
-    making.add_argument("--fps", type=float, help="frame rate of the graph (default: the first file's)")
-    making.add_argument("--sigma", type=float, default=3.0, help="P = exp(-D / sigma) (default 3)")
-    making.add_argument("--nu", type=float, default=2.0, help="weight of velocities in D (default 2)")
-    making.add_argument("--threshold", type=float, default=0.9, help="lowest P kept (default 0.9)")
-    making.add_argument("--min-gap", type=float, default=0.5,
+    making.add_argument("--fps", type=numbers.positive_length,
+                        help="frame rate of the graph (default: the first file's)")
+    making.add_argument("--sigma", type=numbers.positive_length, default=3.0, help="P = exp(-D / sigma) (default 3)")
+    making.add_argument("--nu", type=numbers.length, default=2.0, help="weight of velocities in D (default 2)")
+    making.add_argument("--threshold", type=numbers.fraction, default=0.9, help="lowest P kept (default 0.9)")
+    making.add_argument("--min-gap", type=numbers.length, default=0.5,
                         help="seconds between the two frames of a transition within one clip (default 0.5)")
     making.add_argument("--no-contacts", action="store_true", help="do not compare the feet's contacts")
     making.add_argument("--all-similar", action="store_true",
@@ -49,10 +52,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     synth.add_argument("graph")
     synth.add_argument("files", nargs="+", help="the graph's files, in its order")
     synth.add_argument("-o", "--output", required=True, help="the motion file (format from the extension)")
-    synth.add_argument("--frames", type=int, required=True)
-    synth.add_argument("--seed", type=int, help="the same seed gives the same motion")
-    synth.add_argument("--blend", type=int, default=5, help="frames each transition is blended over (default 5)")
-    synth.add_argument("--start", type=int, default=0, help="global frame to start from (default 0)")
+    synth.add_argument("--frames", type=numbers.synth_frames, required=True,
+                       help=f"frames written (1 to {numbers.MAX_SYNTH_FRAMES})")
+    synth.add_argument("--seed", type=numbers.seed, help="the same seed gives the same motion")
+    synth.add_argument("--blend", type=numbers.blend_frames, default=5,
+                       help="frames each transition is blended over (default 5)")
+    synth.add_argument("--start", type=numbers.frame_index, default=0, help="global frame to start from (default 0)")
     synth.add_argument("--onto", metavar="RIG_FILE", help="retarget the result onto this file's skeleton")
     add_precision(synth)
     add_reduce_option(synth)
@@ -88,7 +93,12 @@ def run(args: argparse.Namespace) -> None:
         from ..transitions.synthesis import synthesize
 
         graph = load_graph(args.graph)
-        result = synthesize(graph, [load(path) for path in args.files], frames=args.frames, start=args.start,
+        clips = [load(path) for path in args.files]
+        try:
+            graph.check_clips(clips)
+        except ValueError as error:
+            raise GraphFileError(str(error), args.graph) from None
+        result = synthesize(graph, clips, frames=args.frames, start=args.start,
                             seed=args.seed, blend_frames=args.blend)
         transitions = result.metadata["transitions"]
         between = sum(int(graph.clip_of(a)) != int(graph.clip_of(b)) for _, a, b in transitions)

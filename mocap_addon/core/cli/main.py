@@ -9,6 +9,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from ..errors import MissingDependency, MocapFormatError
 from ..formats import format_of, load, save, unit_note
@@ -16,8 +17,10 @@ from ..model import Clip, rotation_order
 from ..options import ALIGNMENT, BONE_LENGTHS, CANONICAL_FEET, CANONICAL_METHOD, FEET, HIPS_TRAVEL, ROOT_PATH
 from ..pose import Motion
 from ..reduce import DEFAULT_TOLERANCE, reduce_keys
+from ..transitions.graph_file import GraphFileError
 from ..units import UNITS_IN_METRES
 from . import graph as graph_commands
+from . import numbers
 from .batch import add_batch_command, batch_command
 from .options import add_choice, add_precision, add_unit
 from .reduce_option import add_reduce_option, reduced
@@ -95,7 +98,7 @@ def _add_reduce(commands: Commands) -> None:
     reduce = commands.add_parser("reduce", help="how many keys an import keeps with key reduction, "
                                                 "and the worst error measured")
     reduce.add_argument("file")
-    reduce.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE,
+    reduce.add_argument("--tolerance", type=numbers.tolerance, default=DEFAULT_TOLERANCE,
                         help=f"bound on every bone's head and tail, as a fraction of the figure's "
                              f"height (default {DEFAULT_TOLERANCE})")
     reduce.set_defaults(run=lambda args: print(reduction_report(load(args.file), args.file, args.tolerance)))
@@ -157,8 +160,10 @@ def _add_blend(commands: Commands) -> None:
     mixing.add_argument("a")
     mixing.add_argument("b", help="on A's skeleton or another (then retargeted onto A's first)")
     mixing.add_argument("output")
-    mixing.add_argument("--mix", type=float, default=0.5, help="0 is A, 1 is B (default 0.5)")
-    mixing.add_argument("--offset", type=float, default=0, help="B's frame f + OFFSET pairs with A's frame f")
+    mixing.add_argument("--mix", type=numbers.mix, default=0.5,
+                        help="0 is A, 1 is B (default 0.5; -1 to 2 extrapolates)")
+    mixing.add_argument("--offset", type=numbers.frame_offset, default=0,
+                        help="B's frame f + OFFSET pairs with A's frame f")
     for choice in (ALIGNMENT, ROOT_PATH, FEET):
         add_choice(mixing, choice)
     mixing.add_argument("--mask", help="only these joints take the mix: upper_body, lower_body, left_arm, "
@@ -210,10 +215,17 @@ COMMANDS = (_add_info, _add_convert, _add_reduce, _add_map, _add_canonical, _add
             add_batch_command, _add_preview)
 
 
+class OneLineErrors(argparse.ArgumentParser):
+    """A parser (and, through ``add_subparsers``, its commands' parsers) whose argument errors are one line
+    on stderr, ``PROG: error: ... (see --help)``, and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line: each command's parser added by its own function (:data:`COMMANDS`)."""
-    made = argparse.ArgumentParser(prog="python -m mocap_addon.core",
-                                   description="Inspect and convert motion capture files.")
+    made = OneLineErrors(prog="python -m mocap_addon.core", description="Inspect and convert motion capture files.")
     commands = made.add_subparsers(dest="command", required=True)
     for add in COMMANDS:
         add(commands)
@@ -226,7 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return batch_command(args)
     try:
         args.run(args)
-    except MissingDependency as error:  # before ImportError, its base
+    except (MissingDependency, GraphFileError) as error:  # before ImportError and ValueError, their bases
         print(f"error: {error}", file=sys.stderr)
         return 2
     except (MocapFormatError, OSError, ValueError, ImportError) as error:

@@ -7,6 +7,7 @@ import argparse
 
 from ..options import Choice
 from ..units import UNIT_CHOICES
+from . import numbers
 
 PRECISION = 6  # decimals a written file keeps unless told
 
@@ -22,7 +23,8 @@ def add_choice(parser: argparse.ArgumentParser, choice: Choice, default: str | N
 
 
 def add_precision(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--precision", type=int, default=PRECISION, help=f"decimals written (default {PRECISION})")
+    parser.add_argument("--precision", type=numbers.precision, default=PRECISION,
+                        help=f"decimals written (default {PRECISION})")
 
 
 def add_unit(parser: argparse.ArgumentParser, help: str) -> None:

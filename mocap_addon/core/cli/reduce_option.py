@@ -7,19 +7,12 @@ import argparse
 
 from ..pose import Motion
 from ..reduce import played_back, reduce_keys
+from .numbers import tolerance
 
 REDUCE_HELP = ("keep only the keys an import with Reduce Keys at TOLERANCE keeps (a fraction of the figure's "
                "height) and write what they play back: a file holds every frame, so the written motion is the "
                "reduced keys interpolated as Blender plays them (quaternions nlerped, positions lerped); "
                "off by default")
-
-
-def tolerance(text: str) -> float:
-    """A tolerance argument: a number, 0 or more."""
-    value = float(text)
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
-    return value
 
 
 def add_reduce_option(parser: argparse.ArgumentParser, help: str = REDUCE_HELP) -> None:

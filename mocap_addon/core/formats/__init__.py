@@ -8,12 +8,12 @@ a format's own modules names its extensions.
 
 from __future__ import annotations
 
-import errno
 import os
 from collections.abc import Sequence
 from typing import Any
 
 from ..errors import MocapFormatError
+from ..files import require_regular_file
 from ..model import Clip
 from ..units import UNITS_IN_METRES
 from . import acclaim, bvh, htr
@@ -48,6 +48,7 @@ def motion_extensions() -> tuple[str, ...]:
 
 def sniff(path: str | os.PathLike[str]) -> str | None:
     """The extension of the format the file's first lines belong to, if recognisable."""
+    require_regular_file(path)
     with open(path, "rb") as handle:
         head = handle.read(8192).decode("utf-8", "replace").lstrip("\ufeff")
     signatures = [(prefix, extension) for f in file_formats() for extension, prefixes in f.signatures.items()
@@ -76,9 +77,7 @@ def format_of(path: str | os.PathLike[str]) -> str:
 
 def load(path: str | os.PathLike[str], **options: Any) -> Clip:
     """Read a motion capture file (BVH, HTR, ASF/AMC) into a :class:`Clip`."""
-    if not os.path.isfile(path):
-        code = errno.EISDIR if os.path.isdir(path) else errno.ENOENT
-        raise OSError(code, os.strerror(code), os.fspath(path))
+    require_regular_file(path)
     extension = format_of(path)
     file_format = FORMATS[extension]
     return file_format.function(file_format.readers[extension])(path, **options)

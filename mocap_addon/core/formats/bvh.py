@@ -19,6 +19,7 @@ from typing import NoReturn
 import numpy as np
 
 from ..errors import MocapFormatError
+from ..files import read_regular_file
 from ..kinematics import conform
 from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, rotation_order
 from ..options import BVH_POSITIONS
@@ -27,6 +28,7 @@ from ..units import unit_name
 from .fileformat import FileFormat
 from .table import read_table
 from .textio import (
+    MAGNITUDE_LIMIT,
     atomic_write,
     decode_text,
     format_rows,
@@ -38,6 +40,7 @@ from .textio import (
     token_count,
     unix_line_ends,
     whole_number_problem,
+    within_limit,
 )
 
 _NON_SPACE = re.compile(rb"\S")
@@ -204,9 +207,7 @@ def read_bvh(path: str | os.PathLike[str], *, position_mode: str = "replace",
              strict: bool = True) -> Clip:
     """Read a BVH file.  ``strict=False`` reads an incomplete file: it accepts a ``Frames:`` count that
     disagrees with the rows, and drops a last row cut short; both are said in ``metadata["warnings"]``."""
-    with open(path, "rb") as handle:
-        data = handle.read()
-    return parse_bvh(data, os.fspath(path), position_mode=position_mode, strict=strict)
+    return parse_bvh(read_regular_file(path), os.fspath(path), position_mode=position_mode, strict=strict)
 
 
 def parse_bvh(data: bytes, path: str = "<data>", *, position_mode: str = "replace",
@@ -247,8 +248,9 @@ def parse_bvh(data: bytes, path: str = "<data>", *, position_mode: str = "replac
     frame_time = _number(value, path, time_line, "Frame Time")
     if not frame_time > 0:
         raise MocapFormatError(f"Frame Time must be positive, found {quote(value)}", path, time_line)
-    if not np.isfinite(1 / frame_time):
-        raise MocapFormatError(f"Frame Time {quote(value)} is too small: the frame rate would be infinite",
+    if not 1 / frame_time <= MAGNITUDE_LIMIT:
+        raise MocapFormatError(f"Frame Time {quote(value)} is too small: the frame rate would pass the limit "
+                               f"{MAGNITUDE_LIMIT:g}",
                                path, time_line)
 
     channel_count = int(skeleton.channel_starts()[-1])
@@ -296,6 +298,8 @@ def _parse_motion(data: bytes, start: int, channel_count: int, path: str, line_b
         return np.zeros((0 if channel_count else data.count(b"\n", start), channel_count))
     rows = read_table(data, start, channel_count, declared)
     if rows is not None:
+        if not within_limit(rows):
+            _raise_first_bad_line(data[start:], channel_count, path, line_before)
         return rows
     if any(count != channel_count for count in long_line_token_counts(data[start:], _ROW_BYTES * channel_count)):
         _raise_first_bad_line(data[start:], channel_count, path, line_before)
@@ -307,7 +311,7 @@ def _parse_motion(data: bytes, start: int, channel_count: int, path: str, line_b
             rows = np.loadtxt(stream, dtype=np.float64, comments=None, ndmin=2)
     except ValueError:
         rows = None
-    if rows is None or rows.shape[1] != channel_count or not np.isfinite(rows).all():
+    if rows is None or rows.shape[1] != channel_count or not within_limit(rows):
         _raise_first_bad_line(data[start:], channel_count, path, line_before)
     return rows
 

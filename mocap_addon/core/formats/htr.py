@@ -35,6 +35,7 @@ import numpy as np
 
 from ..bones import aligned_frames, choose_tails
 from ..errors import MocapFormatError, MocapWriteError
+from ..files import read_regular_file
 from ..kinematics import rebase, rest_pose
 from ..model import Clip, Skeleton
 from ..options import HTR_ORDER, HTR_TRANSLATION, HTR_TRANSLATION_READING
@@ -42,6 +43,7 @@ from ..rotations import check_order, euler_to_matrix, matrix_to_euler
 from ..units import UNITS_IN_METRES, convert_unit, unit_name
 from .fileformat import FileFormat
 from .textio import (
+    MAGNITUDE_LIMIT,
     WHOLE_NUMBER_LIMIT,
     atomic_write,
     decode_text,
@@ -55,6 +57,7 @@ from .textio import (
     shorten,
     token_count,
     unix_line_ends,
+    within_limit,
 )
 
 SLIDE_TIE = 0.05  # slides within this fraction of each other (or both under 1e-6 leg lengths) tie
@@ -144,9 +147,7 @@ def _read_header(text: _Text, section: _Section) -> _Header:
 
 def read_htr(path: str | os.PathLike[str], *, order_reading: str = "listed", translation: str = "evidence") -> Clip:
     """Read an HTR file; see the module notes for the two reading options."""
-    with open(path, "rb") as handle:
-        data = handle.read()
-    return parse_htr(data, os.fspath(path), order_reading=order_reading, translation=translation)
+    return parse_htr(read_regular_file(path), os.fspath(path), order_reading=order_reading, translation=translation)
 
 
 @dataclass
@@ -195,8 +196,9 @@ def parse_htr(data: bytes, path: str = "<data>", *, order_reading: str = "listed
     with np.errstate(over="ignore"):  # an overflow is reported just below
         lengths = base[:, 6] * settings.scale_factor
         offsets = base[:, 0:3] * settings.scale_factor
-    if not (np.isfinite(motion).all() and np.isfinite(offsets).all() and np.isfinite(lengths).all()):
-        raise text.error("values overflow once scaled by ScaleFactor (or turned from radians to degrees)",
+    if not (within_limit(motion) and within_limit(offsets) and within_limit(lengths)):
+        raise text.error(f"values overflow the limit {MAGNITUDE_LIMIT:g} once scaled by ScaleFactor "
+                         "(or turned from radians to degrees)",
                          header.lines.get("scalefactor") or header.lines.get("rotationunits") or named["header"].line)
     has_child = np.zeros(count, dtype=bool)
     has_child[[p for p in parents if p >= 0]] = True
@@ -269,8 +271,8 @@ def _settings(text: _Text, header: _Header, header_line: int, order_reading: str
     fps = header_number("DataFrameRate")
     if not fps > 0:
         raise text.error("DataFrameRate must be positive", header.lines.get("dataframerate"))
-    if not np.isfinite(1 / fps):
-        raise text.error("DataFrameRate is too small: the frame time would be infinite",
+    if not 1 / fps <= MAGNITUDE_LIMIT:
+        raise text.error(f"DataFrameRate is too small: the frame time would pass the limit {MAGNITUDE_LIMIT:g} s",
                          header.lines.get("dataframerate"))
     length_axis = (header.get("BoneLengthAxis", "Y") or "Y").upper()
     if length_axis not in _AXES:
@@ -448,7 +450,7 @@ def _read_block(text: _Text, section: _Section, name: str) -> tuple[np.ndarray, 
             rows = np.loadtxt(io.BytesIO(block), comments="#", ndmin=2, dtype=np.float64)
     except ValueError:
         rows = None
-    if rows is None or rows.shape[0] == 0 or rows.shape[1] != 8 or not np.isfinite(rows).all():
+    if rows is None or rows.shape[0] == 0 or rows.shape[1] != 8 or not within_limit(rows):
         _raise_bad_row(text, section, name)
     numbers = rows[:, 0]
     if (np.any(np.diff(numbers) != 1) or numbers[0] != np.round(numbers[0])

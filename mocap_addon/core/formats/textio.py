@@ -22,6 +22,10 @@ _NUMBER = re.compile(r"[+-]?+(?:[0-9]++(?:\.[0-9]*+)?+|\.[0-9]++)(?:[eE][+-]?+[0
 WHOLE_NUMBER = re.compile(r"[+-]?+[0-9]++\Z")
 # Frame numbers and counts are kept below this (a frame number of 10**9 is a day at 11 kHz).
 WHOLE_NUMBER_LIMIT = 10**9
+# Every value a reader accepts stays within this magnitude.  A real capture never comes near it (a kilometre in
+# millimetres is 1e6, 2,700 turns in degrees 1e6); below it, forward kinematics, squared distances and their
+# sums over millions of frames stay far from overflow, so no later step meets inf or NaN.
+MAGNITUDE_LIMIT = 1e9
 _QUOTE_LIMIT = 40
 _SCAN_BLOCK = 1 << 22
 # bytes.split() whitespace becomes b" ", every other byte b"x": tokens are where b"x" follows b" ".
@@ -41,12 +45,20 @@ def shorten(text: str, limit: int = _QUOTE_LIMIT) -> str:
 def number_problem(token: str) -> str | None:
     """Why ``token`` is not a finite decimal number, or ``None`` if it is one."""
     if _NUMBER.match(token):
-        if math.isinf(float(token)):
+        value = float(token)
+        if math.isinf(value):
             return f"{quote(token)} is too large for a floating-point number"
+        if abs(value) > MAGNITUDE_LIMIT:
+            return f"{quote(token)} is too large (the limit is {MAGNITUDE_LIMIT:g})"
         return None
     if token.lower().lstrip("+-") in ("nan", "inf", "infinity"):
         return f"{quote(token)} is not a finite number"
     return f"{quote(token)} is not a number"
+
+
+def within_limit(values: np.ndarray) -> bool:
+    """Whether every value is a number of magnitude at most ``MAGNITUDE_LIMIT`` (NaN is not)."""
+    return values.size == 0 or bool(values.max() <= MAGNITUDE_LIMIT and values.min() >= -MAGNITUDE_LIMIT)
 
 
 def whole_number_problem(token: str, *, signed: bool = False) -> str | None:
@@ -231,30 +243,41 @@ def safe_names(names: list[str], unsafe: re.Pattern[str], reserved: Collection[s
     return out
 
 
+_UNBOUNDED = f"is not a finite number within {MAGNITUDE_LIMIT:g}"
+
+
+def _bounded(values: np.ndarray) -> np.ndarray:
+    """Per value: a number of magnitude at most ``MAGNITUDE_LIMIT``."""
+    return np.abs(values) <= MAGNITUDE_LIMIT
+
+
 def require_writable(clip: Clip, form: str, *, numbered: bool = True) -> None:
-    """Raise ``MocapWriteError`` unless every number ``clip`` would put in a ``form`` file is finite and,
+    """Raise ``MocapWriteError`` unless every number ``clip`` would put in a ``form`` file is finite and within
+    ``MAGNITUDE_LIMIT`` (as the readers ask) and,
     for a format that numbers its frames, the numbers stay below ``WHOLE_NUMBER_LIMIT`` (as the readers
     ask), naming the first culprit."""
     skeleton = clip.skeleton
     per_joint = {"offset": skeleton.offsets, "rest rotation": skeleton.rest_rotations,
                  "length direction": skeleton.length_directions}
     for what, values in per_joint.items():
-        bad = ~np.isfinite(values.reshape(skeleton.joint_count, -1)).all(axis=1)
+        bad = ~_bounded(values.reshape(skeleton.joint_count, -1)).all(axis=1)
         if bad.any():
             name = skeleton.names[int(np.argmax(bad))]
-            raise MocapWriteError(f"cannot write {form}: the {what} of joint {quote(name)} is not a finite number")
+            raise MocapWriteError(f"cannot write {form}: the {what} of joint {quote(name)} {_UNBOUNDED}")
     for joint, sites in enumerate(skeleton.end_sites):
-        if not np.isfinite(sites).all():
+        if not within_limit(sites):
             raise MocapWriteError(f"cannot write {form}: an end site of joint {quote(skeleton.names[joint])} "
-                                  "is not a finite number")
-    if not np.isfinite(clip.motion).all():
-        frame, column = (int(i) for i in np.argwhere(~np.isfinite(clip.motion))[0])
+                                  f"{_UNBOUNDED}")
+    if not within_limit(clip.motion):
+        frame, column = (int(i) for i in np.argwhere(~_bounded(clip.motion))[0])
         joint = int(np.searchsorted(skeleton.channel_starts(), column, side="right")) - 1
         channel = skeleton.channels[joint][column - int(skeleton.channel_starts()[joint])]
         raise MocapWriteError(f"cannot write {form}: frame {clip.start_frame + frame}, joint "
-                              f"{quote(skeleton.names[joint])}, channel {channel} is not a finite number")
-    if not math.isfinite(float(f"{clip.fps:.10g}")):  # HTR writes the rate to 10 digits
+                              f"{quote(skeleton.names[joint])}, channel {channel} {_UNBOUNDED}")
+    if not clip.fps <= MAGNITUDE_LIMIT:
         raise MocapWriteError(f"cannot write {form}: the frame time {clip.frame_time!r} s is too short")
+    if not clip.frame_time <= MAGNITUDE_LIMIT:
+        raise MocapWriteError(f"cannot write {form}: the frame time {clip.frame_time!r} s is too long")
     last = abs(clip.start_frame) + clip.frame_count
     if numbered and last >= WHOLE_NUMBER_LIMIT:
         raise MocapWriteError(f"cannot write {form}: frame numbers reach {last}, beyond {WHOLE_NUMBER_LIMIT - 1}")

@@ -15,6 +15,7 @@ tails, by forward kinematics), :mod:`.search` (the three steps) and
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,11 +69,15 @@ def reduce_keys(motion: Clip | Pose, tolerance: float = DEFAULT_TOLERANCE, euler
     ``tails`` ``(J, 3)`` are the bones' rest tails in file axes (default
     :func:`default_tails`).  A tolerance of 0 or less keeps every frame.
     """
+    if not math.isfinite(tolerance):
+        raise ValueError(f"the tolerance must be a finite number, not {tolerance!r}")
     pose = as_pose(motion)
     tails = default_tails(pose) if tails is None else np.asarray(tails, dtype=np.float64)
     height = figure_height(motion, tails)
     keyed = Keyed(pose, euler)
     points = BonePoints(keyed, pose, tails)
+    if not (math.isfinite(height) and np.isfinite(points.original).all()):
+        raise ValueError("cannot reduce keys: the motion's bone positions are not finite numbers")
     frame_count = pose.frame_count
     # Float32 keys and Blender's float32 evaluation add about this much; keep it in reserve.
     reserve = 1e-6 * (float(np.abs(points.original).max(initial=0.0)) + height)

@@ -236,18 +236,26 @@ def _drop_cheapest(budget: _Budget, present: list[IntArray]) -> tuple[IntArray, 
 
 def verify(points: BonePoints, frames: list[IntArray], bound: float) -> tuple[list[IntArray], float]:
     """Step 3: measure with true forward kinematics; key every frame where a point is out of bounds
-    on its whole chain, until none is.  Returns the frames and the worst distance."""
+    on its whole chain, until none is.  Returns the frames and the worst distance.
+
+    Each round keys at least one more frame or ends, so it ends after at most one round per frame
+    (a non-finite error, which no key mends, counts as out of bounds and ends it with every frame kept).
+    """
     while True:
         error = points.errors(frames)
+        outside = ~(error <= bound)
         worst = float(error.max(initial=0.0))
-        if worst <= bound:
+        if not outside.any():
             return frames, worst
         extra: list[list[IntArray]] = [[] for _ in frames]
-        for point, row in enumerate(error > bound):
+        for point, row in enumerate(outside):
             if row.any():
                 for joint in points.skeleton.chain(int(points.point_joint[point])):
                     extra[joint].append(np.flatnonzero(row))
-        frames = [np.union1d(kept, np.concatenate(more)) if more else kept for kept, more in zip(frames, extra)]
+        grown = [np.union1d(kept, np.concatenate(more)) if more else kept for kept, more in zip(frames, extra)]
+        if sum(len(kept) for kept in grown) == sum(len(kept) for kept in frames):
+            return grown, worst
+        frames = grown
 
 
 def _chord(a: FloatArray, b: FloatArray) -> FloatArray:

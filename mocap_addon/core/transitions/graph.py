@@ -36,6 +36,7 @@ from ..retarget.transfer import figure, to_canonical
 from ..rotations import FloatArray
 from ..timing import resample
 from .frame_matching import BoolArray, Features, IntArray, Rules, frame_features, joint_weights, matched_pairs
+from .graph_file import GraphFileError, read_graph_file, write_graph_file
 
 FORMAT_VERSION = 1
 CANONICAL_MAPPING = {name: name for name in CANONICAL_JOINTS}
@@ -225,6 +226,7 @@ class MotionGraph:
     pair_costs: FloatArray = field(repr=False)
     source_frames: IntArray = field(repr=False)
     references: dict[str, FloatArray] = field(default_factory=dict, repr=False)
+    fingerprints: list[list[float]] = field(default_factory=list, repr=False)  # clip_fingerprint per clip
 
     @property
     def frame_count(self) -> int:
@@ -303,6 +305,7 @@ class MotionGraph:
         self.clip_names = [*self.clip_names, clip_name(clip, index)]
         self.clip_frames = np.append(self.clip_frames, prepared.frame_count).astype(np.int64)
         self.source_frames = np.append(self.source_frames, clip.frame_count).astype(np.int64)
+        self.fingerprints = [*self.fingerprints, clip_fingerprint(clip)]
         self.offsets = np.append(self.offsets, first).astype(np.int64)
         self.features = Features.join([self.features, features])
         planted = _planted(clip, prepared, contacts)
@@ -343,19 +346,25 @@ class MotionGraph:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the graph (every array, the clips' names and frame counts, the settings) as ``.npz``."""
-        target = os.fspath(path)
-        temporary = f"{target}.part.npz"
         keys = sorted(self.references)
         meta = {"format": FORMAT_VERSION, "fps": self.fps, "clip_names": self.clip_names, "params": self.params,
-                "references": keys}
+                "references": keys, "fingerprints": self.fingerprints}
         references = {f"reference_{k}": self.references[key] for k, key in enumerate(keys)}
-        with open(temporary, "wb") as stream:
-            np.savez(stream, meta=np.array(json.dumps(meta)), clip_frames=self.clip_frames, offsets=self.offsets,
-                     sources=self.sources, targets=self.targets, costs=self.costs,
-                     probabilities=self.probabilities, contacts=self.contacts, alive=self.alive,
-                     ground=self.features.ground, height=self.features.height, pairs=self.pairs,
-                     pair_costs=self.pair_costs, source_frames=self.source_frames, **references)
-        os.replace(temporary, target)
+        write_graph_file(path, meta, {**{name: getattr(self, name) for name in ARRAYS},
+                                      "ground": self.features.ground, "height": self.features.height,
+                                      **references})
+
+    def check_clips(self, clips: Sequence[Clip | Pose]) -> None:
+        """Raise ``ValueError`` unless ``clips`` are the graph's clips, in its order: as many, and each
+        matching the fingerprint taken when it was added (graphs saved before fingerprints: counts only)."""
+        if len(clips) != len(self.clip_frames):
+            raise ValueError(f"the graph has {len(self.clip_frames)} clips, {len(clips)} given")
+        if len(self.fingerprints) != len(clips):
+            return
+        for index, (clip, kept) in enumerate(zip(clips, self.fingerprints)):
+            if not same_fingerprint(clip_fingerprint(clip), kept):
+                raise ValueError(f"clip {index} ({clip_name(clip, index)}) is not the clip it was built from "
+                                 f"(the graph's {self.clip_names[index]}): give the graph's clips in its order")
 
 
 ARRAYS = ("clip_frames", "offsets", "sources", "targets", "costs", "probabilities", "contacts", "alive",
@@ -363,19 +372,34 @@ ARRAYS = ("clip_frames", "offsets", "sources", "targets", "costs", "probabilitie
 
 
 def load_graph(path: str | os.PathLike[str]) -> MotionGraph:
-    """A graph written by :meth:`MotionGraph.save` (``ValueError`` for anything else)."""
-    try:
-        with np.load(os.fspath(path), allow_pickle=False) as data:
-            meta = json.loads(str(data["meta"]))
-            arrays = {name: np.array(data[name]) for name in ARRAYS}
-            features = Features(np.array(data["ground"]), np.array(data["height"]))
-            references = {key: np.array(data[f"reference_{k}"]) for k, key in enumerate(meta["references"])}
-    except (KeyError, ValueError, EOFError, json.JSONDecodeError) as error:
-        raise ValueError(f"{os.fspath(path)}: not a motion graph ({error})") from None
+    """A graph written by :meth:`MotionGraph.save`; anything else (damaged, crafted, not a graph) raises
+    :class:`.graph_file.GraphFileError` (a ``ValueError``) naming the file, with bounded memory."""
+    meta, arrays = read_graph_file(path)
     if meta.get("format") != FORMAT_VERSION:
-        raise ValueError(f"{os.fspath(path)}: motion graph format {meta.get('format')}, expected {FORMAT_VERSION}")
+        raise GraphFileError(f"motion graph format {str(meta.get('format'))[:20]}, expected {FORMAT_VERSION}", path)
+    features = Features(arrays.pop("ground"), arrays.pop("height"))
+    references = {key: arrays.pop(f"reference_{k}") for k, key in enumerate(meta["references"])}
     return MotionGraph(fps=float(meta["fps"]), clip_names=list(meta["clip_names"]), params=dict(meta["params"]),
-                       features=features, references=references, **arrays)
+                       features=features, references=references, fingerprints=list(meta.get("fingerprints", [])),
+                       **arrays)
+
+
+def clip_fingerprint(motion: Clip | Pose) -> list[float]:
+    """A few numbers that tell one clip's motion from another's (kept with each clip of a graph): its frame
+    count and rate, its root's mean position and spread, and its rotations' mean squared components."""
+    pose = as_pose(motion)
+    root = pose.translations[:, 0] if pose.frame_count else np.zeros((1, 3))
+    squares = (pose.rotations ** 2).mean(axis=(0, 1)) if pose.frame_count else np.zeros(4)
+    return [float(pose.frame_count), float(pose.fps), *root.mean(axis=0).tolist(), *root.std(axis=0).tolist(),
+            *squares.tolist()]
+
+
+def same_fingerprint(found: Sequence[float], kept: Sequence[float]) -> bool:
+    """Whether two fingerprints are of one clip (to float32 precision: a clip read back from Blender's keys)."""
+    if len(found) != len(kept) or found[:1] != kept[:1]:
+        return False
+    scale = max(1.0, *(abs(v) for v in kept[2:]))
+    return bool(np.allclose(found[1:], kept[1:], rtol=1e-4, atol=1e-4 * scale))
 
 
 def gap_frames(min_gap: float, fps: float) -> int:

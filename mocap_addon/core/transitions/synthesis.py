@@ -64,14 +64,9 @@ def synthesize(graph: MotionGraph, clips: Sequence[Clip | Pose], *, frames: int,
     ``metadata["transitions"]`` lists ``(output_frame, from_global, to_global)`` and ``metadata["path"]``
     the global source frame of every output frame.  Retarget it onto any rig with :func:`.retarget.retarget`.
     """
-    _check_count(graph, clips)
+    graph.check_clips(clips)
     path = walk(graph, frames, start=start, seed=seed, choose=choose)
     return assemble(graph, clips, path, blend_frames=blend_frames)
-
-
-def _check_count(graph: MotionGraph, clips: Sequence[Clip | Pose]) -> None:
-    if len(clips) != len(graph.clip_frames):
-        raise ValueError(f"the graph has {len(graph.clip_frames)} clips, {len(clips)} given")
 
 
 def walk(graph: MotionGraph, frames: int, *, start: int = 0, seed: int | None = None,
@@ -287,7 +282,7 @@ class _Source:
     joints' local translations."""
 
     def __init__(self, graph: MotionGraph, clips: Sequence[Clip | Pose], frames: IntArray) -> None:
-        _check_count(graph, clips)
+        graph.check_clips(clips)
         count = len(frames)
         self.poses = np.empty((count, len(CANONICAL_JOINTS), 4))
         self.translations = np.empty((count, len(CANONICAL_JOINTS), 3))

@@ -18,6 +18,7 @@ from ..textio import (
     token_count,
     unix_line_ends,
     whole_number_problem,
+    within_limit,
 )
 from .asf import AsfSkeleton, Bone
 
@@ -98,7 +99,7 @@ def _bulk_frames(body: bytes, asf: AsfSkeleton) -> tuple[np.ndarray, int] | None
             values = table[:, keep].astype(np.float64)
     except ValueError:
         return None
-    if (not np.isfinite(values).all() or np.any(np.diff(numbers) != 1) or numbers[0] != np.round(numbers[0])
+    if (not within_limit(values) or np.any(np.diff(numbers) != 1) or numbers[0] != np.round(numbers[0])
             or abs(numbers[0]) + frames >= WHOLE_NUMBER_LIMIT):
         return None
     # Columns are in the file's bone order; put them in ASF bone order.

@@ -6,7 +6,6 @@ are applied, where the model composes them) and bone vectors as direction and le
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,7 +14,7 @@ import numpy as np
 
 from ...errors import MocapFormatError
 from ...model import ROTATION_CHANNELS
-from ..textio import decode_text, number_problem, quote, shorten, token_count, unix_line_ends
+from ..textio import MAGNITUDE_LIMIT, decode_text, number_problem, quote, shorten, token_count, unix_line_ends
 
 DOF_TOKENS = {"rx": "rx", "ry": "ry", "rz": "rz", "tx": "tx", "ty": "ty", "tz": "tz", "l": "l"}
 _SEPARATORS = re.compile(r"[,()]")
@@ -171,7 +170,7 @@ class _AsfReader:
         if keyword == "length":
             if not value > 0:
                 raise self.error("length unit must be positive", number)
-            if not math.isfinite(0.0254 / value):
+            if not 0.0254 / value <= MAGNITUDE_LIMIT:
                 raise self.error(f"length unit {quote(tokens[1])} is too small", number)
             self.length_unit, self.length_unit_line = value, number
         self.header.setdefault("units", {})[keyword] = value

@@ -8,17 +8,18 @@ from typing import Any
 import numpy as np
 
 from ...errors import MocapFormatError
+from ...files import read_regular_file
 from ...model import ROTATION_CHANNELS, Clip, Skeleton
 from ...options import ACCLAIM_LENGTHS
 from ...rotations import euler_to_matrix
+from ..textio import MAGNITUDE_LIMIT, within_limit
 from .amc import parse_amc
 from .asf import AsfSkeleton, Bone, applied_order, file_layout, parse_asf
 
 
 def read_asf(path: str | os.PathLike[str], *, length_reading: str = "cmu") -> Clip:
     """The ASF's skeleton in its rest pose, as a clip with no frames."""
-    with open(path, "rb") as handle:
-        asf = parse_asf(handle.read(), os.fspath(path))
+    asf = parse_asf(read_regular_file(path), os.fspath(path))
     return _clip(asf, np.zeros((0, 0)), os.fspath(path), length_reading, start_frame=1, frame_time=1 / 120,
                  warnings_found=[], angle_degrees=True)
 
@@ -41,10 +42,8 @@ def read_amc(path: str | os.PathLike[str], skeleton: str | os.PathLike[str] | No
              length_reading: str = "cmu", lenient: bool = False, fps: float = 120.0) -> Clip:
     """Read an AMC with its ASF (found beside it unless given).  AMC has no frame rate: ``fps``."""
     asf_path = os.fspath(skeleton) if skeleton is not None else find_skeleton(path)
-    with open(asf_path, "rb") as handle:
-        asf = parse_asf(handle.read(), asf_path)
-    with open(path, "rb") as handle:
-        values, first, degrees, notes = parse_amc(handle.read(), asf, os.fspath(path), lenient=lenient)
+    asf = parse_asf(read_regular_file(asf_path), asf_path)
+    values, first, degrees, notes = parse_amc(read_regular_file(path), asf, os.fspath(path), lenient=lenient)
     clip = _clip(asf, values, os.fspath(path), length_reading, first, 1.0 / fps, notes, degrees)
     clip.metadata["skeleton_source"] = asf_path
     return clip
@@ -67,9 +66,10 @@ def _clip(asf: AsfSkeleton, values: np.ndarray, path: str, length_reading: str, 
         vectors[0] = 0.0
         motion = _arrange(values, bones, order, asf, factor, angle_degrees)
         root_position = file_directions[0] * factor
-    if not (np.isfinite(vectors).all() and np.isfinite(motion).all() and np.isfinite(root_position).all()):
-        # Only a length unit read as a factor ("spec") can take finite lengths past the largest float.
-        raise MocapFormatError(f"lengths overflow once multiplied by the length unit {asf.length_unit:g}",
+    if not (within_limit(vectors) and within_limit(motion) and within_limit(root_position)):
+        # Only a length unit read as a factor ("spec") can take lengths past the limit.
+        raise MocapFormatError(f"lengths overflow the limit {MAGNITUDE_LIMIT:g} once multiplied by the length "
+                               f"unit {asf.length_unit:g}",
                                asf.path, asf.length_unit_line)
     into_own_frame = np.swapaxes(axes, 1, 2)  # world (bone axis frame) vectors -> the joint's own frame
     local_vectors = (into_own_frame @ vectors[..., None])[..., 0]
