@@ -97,9 +97,9 @@ def turned(clip: Clip, degrees: float, shift) -> Clip:
 def test_end_points_are_the_clips(halves):
     a, b = halves
     assert np.array_equal(blend(a, b, 0).motion, a.motion)
-    assert np.array_equal(blend(a, b, 1).motion, b.motion)
+    assert np.array_equal(blend(a, b, 1, root="blend").motion, b.motion)
     profile = np.where(np.arange(a.frame_count) % 3 == 0, 0.0, 1.0)
-    mixed = world_positions(blend(a, b, profile))
+    mixed = world_positions(blend(a, b, profile, root="blend"))
     np.testing.assert_allclose(mixed[profile == 0], world_positions(a)[profile == 0], atol=1e-9 * extent(a))
     np.testing.assert_allclose(mixed[profile == 1], world_positions(b)[profile == 1], atol=1e-9 * extent(a))
 
@@ -107,7 +107,7 @@ def test_end_points_are_the_clips(halves):
 @pytest.mark.parametrize("mix", [0.25, 0.5, 0.8])
 def test_swapping_the_clips_mirrors_the_mix(halves, mix):
     a, b = halves
-    forward, backward = blend(a, b, mix), blend(b, a, 1 - mix)
+    forward, backward = blend(a, b, mix, root="blend"), blend(b, a, 1 - mix, root="blend")
     assert pose_error(forward, backward) < 1e-12
     assert pose_error(forward, a) > 1e-3 and pose_error(forward, b) > 1e-3
 
@@ -245,16 +245,16 @@ def test_named_presets_split_real_skeletons(name):
 
 def test_offset_pairs_later_frames_of_b(walk):
     a = part(walk, 0, 50)
-    mixed = blend(a, walk, 1, offset=30)
+    mixed = blend(a, walk, 1, offset=30, root="blend")
     assert np.array_equal(mixed.motion, walk.motion[30:80])
-    held = blend(a, part(walk, 0, 40), 1, offset=10)  # b runs out after 30 frames: its last frame is held
+    held = blend(a, part(walk, 0, 40), 1, offset=10, root="blend")  # b runs out after 30 frames: its last frame is held
     assert np.array_equal(held.motion[30:], np.repeat(walk.motion[39:40], 20, axis=0))
     assert np.array_equal(held.metadata["warp"], np.minimum(np.arange(50) + 10, 39))
 
 
 def test_scale_stretches_b_over_a(walk):
     a, b = part(walk, 0, 60), part(walk, 0, 119)
-    mixed = blend(a, b, 1, align="scale")
+    mixed = blend(a, b, 1, align="scale", root="blend")
     np.testing.assert_allclose(mixed.metadata["warp"], 2.0 * np.arange(60))
     assert np.array_equal(mixed.motion, walk.motion[0:119:2])
     with pytest.raises(ValueError, match="past b's last frame"):
@@ -406,7 +406,7 @@ def test_heading_mode_blends_a_turned_copy_into_the_clip(walk):
     copy = turned(walk, 70.0, [150.0, 0.0, -80.0])
     for mix in (0.3, 0.5, 1.0):
         assert pose_error(blend(walk, copy, mix, root="heading"), walk) < 1e-9
-    assert pose_error(blend(walk, copy, 0.5), walk) > 0.1
+    assert pose_error(blend(walk, copy, 0.5, root="blend"), walk) > 0.1
 
 
 def heading(clip: Clip, axis: int) -> np.ndarray:
@@ -602,7 +602,7 @@ def test_symmetry_on_random_poses(walk, mix, seed):
     a, b = part(walk, 0, 8), part(walk, 8, 16)
     for clip in (a, b):
         clip.motion = clip.motion + rng.uniform(-180, 180, clip.motion.shape)
-    assert pose_error(blend(a, b, mix), blend(b, a, 1 - mix)) < 1e-9
+    assert pose_error(blend(a, b, mix, root="blend"), blend(b, a, 1 - mix, root="blend")) < 1e-9
 
 
 # Clips on two skeletons --------------------------------------------------------------------------------------------
@@ -620,6 +620,7 @@ def test_clips_on_two_skeletons_blend():
     for feet in ("planted", "free"):  # at mix 1, b on a's body: its retarget, feet as the blend's
         onto = retarget(bandai, cmu, feet=feet)
         assert pose_error(part(onto, 0, cmu.frame_count), cmu) > 0.01
-        assert pose_error(blend(cmu, bandai, 1.0, feet=feet), part(onto, 0, cmu.frame_count)) < 1e-4  # rates differ
+        at_b = blend(cmu, bandai, 1.0, feet=feet, root="blend")
+        assert pose_error(at_b, part(onto, 0, cmu.frame_count)) < 1e-4  # rates differ
     backwards = blend(bandai, cmu, 0.5)
     assert backwards.skeleton.names == bandai.skeleton.names

@@ -89,7 +89,7 @@ def test_b_of_another_body_under_the_same_names_is_retargeted():
     assert a.skeleton.same_joints(b.skeleton) and not same_body(a, b)
     for feet_mode in ("planted", "free"):
         expected = as_pose(retarget(b, a, feet=feet_mode))
-        found = as_pose(blend(a, b, 1.0, feet=feet_mode))
+        found = as_pose(blend(a, b, 1.0, feet=feet_mode, root="blend"))
         np.testing.assert_allclose(world_positions(found), world_positions(expected), atol=1e-9 * extent(a))
     hips = a.skeleton.index("root")
     standing = world_positions(blend(a, b, 1.0))[:, hips, 1] / find_contacts(a).leg
@@ -102,14 +102,14 @@ def test_two_takes_of_one_body_blend_as_they_are_and_mix_0_and_1_are_exact():
     a, b = walk(BANDAI), walk(ELDERLY)
     assert same_body(a, b)
     assert np.array_equal(blend(a, b, 0.0).motion, a.motion)
-    assert np.array_equal(blend(a, b, 1.0).motion, b.motion[:a.frame_count])
+    assert np.array_equal(blend(a, b, 1.0, root="blend").motion, b.motion[:a.frame_count])
 
 
 @pytest.mark.parametrize("align", ["none", "dtw"])
 def test_mix_0_is_a_and_mix_1_is_b_on_as_body_exactly(align):
     a, b = walk(XIA), walk(VICON)
     assert np.array_equal(blend(a, b, 0.0, align=align).motion, a.motion)
-    result = blend(a, b, 1.0, align=align)
+    result = blend(a, b, 1.0, align=align, root="blend")
     assert result.metadata["feet"]["moved_frames"] == [0, 0]  # no hold had anything to do
     on_a = as_pose(retarget(b, a)).sample(result.metadata["warp"])
     np.testing.assert_allclose(world_positions(result), world_positions(on_a), atol=1e-9 * extent(a))

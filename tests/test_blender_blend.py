@@ -42,7 +42,7 @@ def test_mix_0_and_1_reproduce_a_and_b_at_every_frame(clips):
     assert bpy.ops.mocap.blend(clip_a=A, clip_b=B, mix=0.0) == {"FINISHED"}
     assert bpy.context.object.name == RESULT
     assert np.abs(heads(bpy, RESULT) - a).max() <= tolerance(a)
-    assert bpy.ops.mocap.blend(clip_a=A, clip_b=B, mix=1.0) == {"FINISHED"}
+    assert bpy.ops.mocap.blend(clip_a=A, clip_b=B, mix=1.0, root="BLEND") == {"FINISHED"}
     assert np.abs(heads(bpy, RESULT) - b).max() <= tolerance(a)
     assert np.abs(a - b).max() > 100 * tolerance(a)
     # Blending again updates the one result and its action: nothing piles up.
@@ -123,7 +123,7 @@ def test_a_keyed_mix_profile_is_honoured(clips):
 
     bpy = clips
     # Free feet: frames keyed 0 are A's and frames keyed 1 B's (held feet carry a contact across a change of mix).
-    assert bpy.ops.mocap.blend(clip_a=A, clip_b=B, mix=0.5, feet="FREE") == {"FINISHED"}
+    assert bpy.ops.mocap.blend(clip_a=A, clip_b=B, mix=0.5, feet="FREE", root="BLEND") == {"FINISHED"}
     result = bpy.data.objects[RESULT]
     settings = result.data.mocap_blend
     for frame, mix in ((1, 0.0), (60, 0.0), (61, 1.0), (120, 1.0), (195, 0.3)):
@@ -140,7 +140,7 @@ def test_a_keyed_mix_profile_is_honoured(clips):
     profile = np.array([curve.evaluate(f) for f in FRAMES])
     assert 0.3 < profile[150] < 1.0
     expected = world_positions(blend(armature_pose(bpy.data.objects[A]), armature_pose(bpy.data.objects[B]), profile,
-                                     feet="free"))
+                                     feet="free", root="blend"))
     world = clip_to_world(result)
     expected = expected @ world[:3, :3].T + world[:3, 3]
     assert np.abs(mixed - expected).max() <= tolerance(a)
@@ -162,9 +162,9 @@ def test_planted_feet_are_the_cores_and_slide_less_than_free(clips):
     contacts = find_contacts(a_pose)
     slides = {}
     for mode in ("PLANTED", "FREE"):
-        assert bpy.ops.mocap.blend(clip_a=A, clip_b=B, mix=0.5, align="DTW", feet=mode) == {"FINISHED"}
+        assert bpy.ops.mocap.blend(clip_a=A, clip_b=B, mix=0.5, align="DTW", feet=mode, root="BLEND") == {"FINISHED"}
         baked = heads(bpy, RESULT)
-        expected = world_positions(blend(a_pose, b_pose, 0.5, align="dtw", feet=mode.lower()))
+        expected = world_positions(blend(a_pose, b_pose, 0.5, align="dtw", feet=mode.lower(), root="blend"))
         assert np.abs(baked - (expected @ world[:3, :3].T + world[:3, 3])).max() <= tolerance(baked)
         ankles = np.stack([expected[:, feet], expected[:, feet]], axis=2)  # ankle as the ball too
         slides[mode] = contacts.slide(ankles)
@@ -173,7 +173,7 @@ def test_planted_feet_are_the_cores_and_slide_less_than_free(clips):
 
 def test_envelope_curves_follow_the_bone_for_each_mix(clips):
     bpy = clips
-    assert bpy.ops.mocap.blend(clip_a=A, clip_b=B, mix=0.5) == {"FINISHED"}
+    assert bpy.ops.mocap.blend(clip_a=A, clip_b=B, mix=0.5, root="BLEND") == {"FINISHED"}
     assert bpy.ops.mocap.envelope(bone="Hand_R", count=5) == {"FINISHED"}
     collection = bpy.data.collections[f"{RESULT}_envelope"]
     curves = sorted(collection.objects, key=lambda o: o.name)
@@ -287,7 +287,7 @@ def test_blend_defaults_to_the_selection_and_says_which_clip_has_no_action(clips
     for obj in bpy.context.view_layer.objects:
         obj.select_set(obj in (a, b))
     bpy.context.view_layer.objects.active = a
-    assert bpy.ops.mocap.blend(mix=1.0) == {"FINISHED"}
+    assert bpy.ops.mocap.blend(mix=1.0, root="BLEND") == {"FINISHED"}
     result = bpy.data.objects[RESULT]
     made = result.data.mocap_blend
     assert (made.clip_a, made.clip_b) == (a, b) and bpy.context.object == result

@@ -84,11 +84,12 @@ ALIGNMENT = Choice("align", "Alignment", "Which frame of B pairs with which of A
     Item("scale", "Stretch", "B, from the offset on, stretched over A's length"),
     Item("dtw", "Time Warp", "B warped onto A by dynamic time warping on their poses")), default="none")
 ROOT_PATH = Choice("root", "Root", "Where the blend's root goes", (
-    Item("blend", "Blend", "The root's path and turn blended like any joint"),
+    Item("blend", "Blend", "The root's path and turn blended like any joint (for clips that share a place and "
+                           "heading)"),
     Item("a", "From A", "A's path and heading, the root's tilt blended"),
     Item("b", "From B", "B's path and heading, the root's tilt blended"),
     Item("heading", "Match Heading", "Each path in its own moving heading frame: turning and speed mixed, from "
-                                     "A's start (for walks in different directions)")), default="blend")
+                                     "A's start (two captures blend whichever way they walk)")), default="heading")
 
 # Reading and writing files (core.formats) --------------------------------------------------------------------------
 

@@ -3,7 +3,8 @@
 **Body.**  ``b`` is first put on ``a``'s body (:func:`onto`): as it is where it
 has ``a``'s joints, rest rotations and bone vectors (:func:`same_body`), else
 retargeted onto ``a`` (:func:`.retarget.retarget`, ``a`` itself the target,
-with the blend's ``feet``), so at mix 1 the blend is ``retarget(b, a)``.
+with the blend's ``feet``), so at mix 1 the blend is ``retarget(b, a)`` (with
+``root="blend"``; by default, that moved to start where ``a`` starts).
 
 **Poses.**  Each joint's local rotation (rest rotation included) is
 interpolated as a quaternion along the short arc, frame by frame, so two files
@@ -19,19 +20,29 @@ each clip's first, fractional frames interpolated, frames past ``b``'s ends
 held); ``align="scale"`` stretches ``b`` from ``offset`` to its last frame over
 ``a``'s length; ``align="dtw"`` warps ``b`` (from ``offset`` on) onto ``a`` by
 dynamic time warping (:mod:`.timewarp`) on root-relative joint positions and
-which feet are planted, at between half and double speed: where ``b`` is the
-longer, the part of it that best matches all of ``a``; else ``b`` from its
-first frame, and where it runs out, on again from the frame most like its last
-(a loop, its path carried on) or held (still at its end, or no frame like it).
+which feet are planted (steps pair with steps, left with left: whole gait
+cycles), at between half and double speed: where ``b`` is the longer, the
+part of it that best matches all of ``a``; else ``b`` from within its first
+gait cycle, and where it runs out, on again from a loop frame (a loop, its
+path carried on): the earliest frame in the last's contact state, at least a
+gait cycle before it (each foot touches down in between), that joins about as
+well as the best, so the loop holds whole cycles and as much of ``b`` as
+joins well; held only where ``b`` is still at its end.
 ``result.metadata["warp"]`` holds ``b``'s frame paired with each of ``a``'s,
-``metadata["blend"]["time"]`` what the warp did.
+``metadata["blend"]["time"]`` what the warp did, with how much of ``b`` it
+plays: ``b_played`` of its ``b_frames`` frames, ``b_share`` that over the
+frames ``a``'s duration spans in ``b`` (or all of ``b``, if shorter), and
+``loop_seconds``.
 
 **Root.**  The *body root* is the skeleton's root, or, where the root is a
 fixed joint with one child (a ground node above the hips), the first joint
-below it that moves.  ``"blend"`` interpolates it like any joint; ``"a"`` and
+below it that moves.  ``"heading"`` (the default) mixes the two paths each in
+its own moving heading frame, so two captures blend whichever way and
+wherever each walks; ``"blend"`` interpolates the root like any joint (only
+for clips that share a place and heading: paths facing apart cancel out and
+flip at half a turn apart); ``"a"`` and
 ``"b"`` take its path and heading (turn about the up axis) from that clip and
-blend only its tilt; ``"heading"`` mixes the two paths each in its own moving
-heading frame (:func:`.paths.mixed_path`): per frame the turning rate and the
+blend only its tilt; ``"heading"`` (:func:`.paths.mixed_path`): per frame the turning rate and the
 speed are interpolated and integrated from ``a``'s start, so mix 0 is ``a``'s
 path, mix 1 ``b``'s started where ``a``'s starts facing ``a``'s way, and a
 half mix of a straight and a curving walk curves half as much.
@@ -283,22 +294,49 @@ def _timing(a: Pose, b: Pose, offset: float, align: str, features: Callable[[Pos
         raise ValueError(f"offset {offset:g} is past b's last frame ({last})")
     sampled = np.clip(offset + np.arange(count) * ratio, 0, last)
     pose_a, pose_b = features(a, steps), features(b, sampled)
+    shortest = max(2, round(SHORTEST_LOOP / a.frame_time))
+    states = 0
     if contacts[0] is not None and contacts[1] is not None:
         # A foot planted in one and not the other costs as much as two poses far apart: steps pair with
         # steps, left with left.
         typical = float(np.sqrt(2.0 * np.mean(np.sum((pose_a - pose_a.mean(axis=0)) ** 2, axis=1))))
         weight = CONTACT_WEIGHT * typical
+        planted_b = _planted_at(contacts[1], sampled)
         pose_a = np.concatenate([pose_a, weight * _planted_at(contacts[0], steps)], axis=1)
-        pose_b = np.concatenate([pose_b, weight * _planted_at(contacts[1], sampled)], axis=1)
-    warp: Warp = warp_onto(pose_a, pose_b, reach=max(1, round(LOOP_REACH / a.frame_time)),
-                           shortest=max(2, round(SHORTEST_LOOP / a.frame_time)),
-                           smoothing=WARP_SMOOTHING / a.frame_time)
+        pose_b = np.concatenate([pose_b, weight * planted_b], axis=1)
+        shortest, states = max(shortest, _whole_cycle(planted_b)), 2
+    warp: Warp = warp_onto(pose_a, pose_b, reach=max(1, round(LOOP_REACH / a.frame_time)), shortest=shortest,
+                           smoothing=WARP_SMOOTHING / a.frame_time, states=states)
     frames = np.clip(offset + ratio * warp.frames, 0.0, float(last))
     joins = None if warp.loop_frame is None else (float(sampled[warp.loop_frame]), float(sampled[-1]))
     report = warp.report()
-    report.update(b_first=float(frames[0]), b_last=float(frames[-1]),
-                  loop_frame=None if joins is None else joins[0])
+    played = _swept(frames, warp.loops, b.frame_count)
+    spanned = min(last + 1 - offset, (a.frame_count - 1) * ratio + 1)  # b's frames a's duration spans
+    report.update(b_first=float(frames[0]), b_last=float(frames[-1]), loop_frame=None if joins is None else joins[0],
+                  b_frames=b.frame_count, b_played=played, b_share=played / max(spanned, 1.0),
+                  loop_seconds=None if joins is None else (joins[1] - joins[0]) * b.frame_time)
     return _Timing(frames, warp.loops, joins, report)
+
+
+def _swept(frames: FloatArray, loops: NDArray[np.int64], count: int) -> int:
+    """How many of ``count`` frames a warp ``frames`` plays through, its passes (``loops``) together."""
+    played = np.zeros(count + 1, dtype=np.int64)
+    starts = np.flatnonzero(np.diff(loops, prepend=-1))
+    ends = np.append(starts[1:], len(frames)) - 1
+    np.add.at(played, np.floor(frames[starts]).astype(np.int64), 1)
+    np.add.at(played, np.ceil(frames[ends]).astype(np.int64) + 1, -1)
+    return int(np.count_nonzero(np.cumsum(played)[:count]))
+
+
+def _whole_cycle(planted: FloatArray) -> int:
+    """Rows back from the last of ``planted`` ``(F, 2)`` (each foot's share planted) within which each foot
+    that steps touches down: a loop at least this long holds whole gait cycles (0 where no foot steps)."""
+    down = (planted[1:] >= 0.5) & (planted[:-1] < 0.5)
+    stepping = down.any(axis=0)
+    if not stepping.any():
+        return 0
+    last_down = [int(np.flatnonzero(down[:, side])[-1]) + 1 for side in range(2) if stepping[side]]
+    return len(planted) - min(last_down)
 
 
 def _paired(b: Pose, timing: _Timing, root: int, heading: Heading) -> Pose:
@@ -565,8 +603,9 @@ def _holds_feet_on(skeleton: Skeleton, mapping: Mapping[str, str | None], chain:
                if canonical in ("upper_leg_l", "upper_leg_r") and name in skeleton.names)
 
 
-def _pair(a: Clip | Pose, b: Clip | Pose, offset: float = 0, align: str = "none", root: str = "blend",
-          mask: Mask = None, feet: str = FEET.default, mapping: Mapping[str, str | None] | None = None,
+def _pair(a: Clip | Pose, b: Clip | Pose, offset: float = 0, align: str = ALIGNMENT.default,
+          root: str = ROOT_PATH.default, mask: Mask = None, feet: str = FEET.default,
+          mapping: Mapping[str, str | None] | None = None,
           chain: Sequence[int] | None = None) -> _Pairing:
     """``a`` and ``b`` paired for :func:`blend`'s options; ``chain``: the only joints that will be posed
     (the feet are found only where they move one of them)."""
@@ -645,8 +684,8 @@ def _same_joint(a: Skeleton, b: Skeleton, joint: int) -> bool:
 
 # The API ----------------------------------------------------------------------------------------------------------
 
-def blend(a: Motion, b: Clip | Pose, mix: float | FloatArray, *, offset: float = 0, align: str = "none",
-          root: str = "blend", mask: Mask = None, feet: str = FEET.default,
+def blend(a: Motion, b: Clip | Pose, mix: float | FloatArray, *, offset: float = 0, align: str = ALIGNMENT.default,
+          root: str = ROOT_PATH.default, mask: Mask = None, feet: str = FEET.default,
           mapping: Mapping[str, str | None] | None = None) -> Motion:
     """The motion between ``a`` (mix 0) and ``b`` (mix 1), on ``a``'s body, frames and frame time.
 
@@ -695,7 +734,7 @@ def _channels_of(a: Clip, pose: Pose, pairing: _Pairing, weights: FloatArray, tu
     from_b &= np.array([b_clip is not None and _same_joint(skeleton, b_clip.skeleton, j)
                         for j in range(skeleton.joint_count)])
     from_a[turned] = from_b[turned] = False
-    if pairing.root in ("b", "heading"):
+    if pairing.root == "b":  # (the heading root's path at weight 0 is a's own)
         from_a[pairing.root_joint] = False
     if pairing.root in ("a", "heading") or pairing.timing.loops.any():
         from_b[pairing.root_joint] = False

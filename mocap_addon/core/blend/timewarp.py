@@ -40,17 +40,17 @@ ROWS_PER_BLOCK = 256
 MAX_CELLS = 8_000_000  # band cells solved at full resolution; beyond, coarse to fine
 SLACK = 2  # frames either side of the coarse path searched, beyond the coarse step
 STILL = 0.05  # a sequence whose last frames change under this share of its typical change is still at its end
-ALIKE = 0.6  # a frame is like another when their distance is under this share of the typical distance to it
+LOOP_SLACK = 0.1  # a longer loop joins within this share of the typical squared distance of the best join
 
 # Backtracking: (rows back, columns back) of each step.
 _STEPS = ((1, 1), (1, 2), (2, 1))
 
 
 def band(count_a: int, count_b: int, open_begin: bool = False,
-         open_end: bool = False) -> tuple[np.ndarray, np.ndarray]:
+         open_end: bool = False, begin_within: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """For each row ``i`` of ``a``, the first and last column of ``b`` a slope-limited path between the
-    allowed ends can visit (both non-decreasing; empty where only a (2, 1) step passes).  Raises
-    ``ValueError`` where there is no such path."""
+    allowed ends can visit (both non-decreasing; empty where only a (2, 1) step passes); an open begin
+    ``begin_within`` the first that many columns.  Raises ``ValueError`` where there is no such path."""
     rows = np.arange(count_a)
     left = count_a - 1 - rows
     low = np.zeros(count_a, dtype=np.int64) if open_begin else (rows + 1) // 2
@@ -59,6 +59,8 @@ def band(count_a: int, count_b: int, open_begin: bool = False,
     high = count_b - 1 - (left + 1) // 2
     if not open_begin:
         high = np.minimum(high, 2 * rows)
+    elif begin_within is not None:
+        high = np.minimum(high, max(int(begin_within), 1) - 1 + 2 * rows)
     # A path's steps advance b by between half and double what they advance a (a row may be the middle of a
     # (2, 1) step, so its band may be empty).
     fits = count_b - 1 >= count_a // 2 and (open_begin or open_end or count_a - 1 <= 2 * (count_b - 1))
@@ -71,12 +73,14 @@ def band(count_a: int, count_b: int, open_begin: bool = False,
     return low.astype(np.int64), high.astype(np.int64)
 
 
-def time_warp(a: FloatArray, b: FloatArray, *, open_begin: bool = False, open_end: bool = False) -> FloatArray:
+def time_warp(a: FloatArray, b: FloatArray, *, open_begin: bool = False, open_end: bool = False,
+              begin_within: int | None = None) -> FloatArray:
     """For every row of ``a`` ``(Fa, D)``, the (fractional) row of ``b`` ``(Fb, D)`` it pairs with.
 
     With both ends paired (the default) the first rows pair and the last rows
     pair; ``open_begin`` / ``open_end`` let ``a``'s first / last row pair with
-    any row of ``b`` (see the module notes).  The warp runs straight between the
+    any row of ``b`` (see the module notes; an open begin only among the first ``begin_within`` rows,
+    when given).  The warp runs straight between the
     ends of the path's steps, so its slope stays within [1/2, 2].  Raises
     ``ValueError`` where no such path exists (one sequence more than twice the
     other with both ends paired, ``b`` under half of ``a`` with any).
@@ -84,13 +88,14 @@ def time_warp(a: FloatArray, b: FloatArray, *, open_begin: bool = False, open_en
     a = np.asarray(a, dtype=np.float64).reshape(len(a), -1)
     b = np.asarray(b, dtype=np.float64).reshape(len(b), -1)
     count_a, count_b = len(a), len(b)
-    low, high = band(count_a, count_b, open_begin, open_end)
+    low, high = band(count_a, count_b, open_begin, open_end, begin_within)
     cells = int(np.sum(high - low + 1))
     guess = None
     if cells > MAX_CELLS:
         factor = int(np.ceil(np.sqrt(cells / MAX_CELLS)))
         rows_a, rows_b = _every(count_a, factor), _every(count_b, factor)
-        coarse = time_warp(a[rows_a], b[rows_b], open_begin=open_begin, open_end=open_end)
+        coarse = time_warp(a[rows_a], b[rows_b], open_begin=open_begin, open_end=open_end,
+                           begin_within=None if begin_within is None else -(-begin_within // factor))
         guess = np.interp(np.arange(count_a), rows_a, np.interp(coarse, np.arange(len(rows_b)), rows_b))
         reach = factor + SLACK
         low = np.maximum(low, np.floor(guess).astype(np.int64) - reach)
@@ -187,24 +192,26 @@ class Warp:
                 "held_from": self.held_from}
 
 
-def warp_onto(a: FloatArray, b: FloatArray, *, reach: int = 1, shortest: int = 2, smoothing: float = 0.0) -> Warp:
+def warp_onto(a: FloatArray, b: FloatArray, *, reach: int = 1, shortest: int = 2, smoothing: float = 0.0,
+              states: int = 0) -> Warp:
     """Every row of ``a`` ``(Fa, D)`` paired with a row of ``b`` ``(Fb, D)``, whatever their lengths.
 
     ``b`` longer than ``a``: the part of ``b`` that best matches all of ``a``
-    (both ends open).  Otherwise ``b`` at between half and double speed, and
-    where it runs out before ``a``, on again from the row after the one most
-    like its last (:func:`loop_frame`, with ``reach`` and ``shortest``), as
-    often as needed, starting from the row that best matches; or, where it is
-    still at its end or no row is like its last, from its first row and held at
-    its last.  ``smoothing``: the warp's speed is smoothed over about that many
-    rows (a Gaussian's deviation), so ``b`` does not speed up and slow down
-    from frame to frame (still within the limits).
+    (both ends open).  Otherwise ``b`` at between half and double speed from
+    its first ``shortest`` rows (the one that best matches) and where it runs
+    out before ``a``, on again from the row after its loop frame
+    (:func:`loop_frame`, with ``reach``, ``shortest`` and ``states``) as often
+    as needed; or, where it is still at its end or no row is like its last,
+    from its first row and held at its last.  ``smoothing``: the warp's speed
+    is smoothed over about that many rows (a Gaussian's deviation), so ``b``
+    does not speed up and slow down from frame to frame (still within the
+    limits).
     """
     count_a, count_b = len(a), len(b)
     if count_b > count_a:
         return Warp(_smoothed(time_warp(a, b, open_begin=True, open_end=True), smoothing),
                     np.zeros(count_a, dtype=np.int64), None, None, True)
-    loop = loop_frame(b, reach, shortest)
+    loop = loop_frame(b, reach, shortest, states)
     rows = np.arange(max(2 * (count_a - 1) + 1, count_b))  # enough of b for double speed all the way
     if loop is None:
         found = _smoothed(time_warp(a, b[np.minimum(rows, count_b - 1)], open_end=True), smoothing)
@@ -213,9 +220,7 @@ def warp_onto(a: FloatArray, b: FloatArray, *, reach: int = 1, shortest: int = 2
                     int(held[0]) if len(held) else None, False)
     span = count_b - 1 - loop
     rows = np.where(rows < count_b, rows, loop + 1 + (rows - count_b) % span)
-    found = _smoothed(time_warp(a, b[rows], open_begin=True, open_end=True), smoothing)
-    # A start within a pass of the loop is the same row of b's own frames.
-    found -= span * max(0, int(np.ceil((found[0] - (count_b - 1)) / span)))
+    found = _smoothed(time_warp(a, b[rows], open_begin=True, open_end=True, begin_within=shortest), smoothing)
     # Past b's last row, each pass of the loop starts from its loop frame (standing for the last row).
     beyond = found - (count_b - 1)
     loops = np.maximum(np.ceil(beyond / span), 0).astype(np.int64)
@@ -236,14 +241,20 @@ def _smoothed(warp: FloatArray, deviation: float) -> FloatArray:
     return np.concatenate([warp[:1], warp[0] + np.cumsum(smoothed)])
 
 
-def loop_frame(features: FloatArray, reach: int = 1, shortest: int = 2) -> int | None:
+def loop_frame(features: FloatArray, reach: int = 1, shortest: int = 2, states: int = 0) -> int | None:
     """The row a sequence ``(F, D)`` is best continued from when it runs out, or ``None``.
 
-    That is the row most like its last, in features and in their change over
-    ``reach`` rows either side (one side at the ends), at least ``shortest``
-    rows before it; ``None`` where the sequence is still at its end (its last
-    ``reach`` rows change under :data:`STILL` of its typical change) or no row
-    is like it (distance over :data:`ALIKE` of the typical distance to its last).
+    A row at least ``shortest`` rows before the last, in the same state (the
+    last ``states`` columns, e.g. which feet are planted, each on the same side
+    of half its largest value) whose other features, and their change over
+    ``reach`` rows either side (one side at the ends), are like the last's.  Of
+    the rows most like it within their stretch, the earliest that joins about
+    as well as the best (within :data:`LOOP_SLACK` of the typical distance to
+    the last), so the loop plays as much of the sequence as it can (a sequence
+    that runs out plays on, however well it joins: held still it would stop
+    while ``a`` moves on).  ``None`` where the sequence is still at its end
+    (its last ``reach`` rows change under :data:`STILL` of its typical change)
+    or no row is in its last's state.
     """
     count = len(features)
     last = count - 1
@@ -251,14 +262,19 @@ def loop_frame(features: FloatArray, reach: int = 1, shortest: int = 2) -> int |
         return None
     rows = np.arange(count)
     ahead, behind = np.minimum(rows + reach, last), np.maximum(rows - reach, 0)
-    change = (features[ahead] - features[behind]) * (reach / (ahead - behind))[:, None]  # per reach rows
+    posed, marks = features[:, :features.shape[1] - states], features[:, features.shape[1] - states:]
+    change = (posed[ahead] - posed[behind]) * (reach / (ahead - behind))[:, None]  # per reach rows
     sizes = np.sum(change ** 2, axis=1)
     if sizes[last] <= STILL ** 2 * np.median(sizes):
         return None
-    candidates = rows[:last - shortest + 1]
-    distance = (np.sum((features[candidates] - features[last]) ** 2, axis=1)
-                + np.sum((change[candidates] - change[last]) ** 2, axis=1))
-    typical = np.median(np.sum((features - features[last]) ** 2, axis=1) + np.sum((change - change[last]) ** 2,
-                                                                                   axis=1))
-    best = int(np.argmin(distance))
-    return int(candidates[best]) if distance[best] <= ALIKE ** 2 * typical else None
+    distance = np.sum((posed - posed[last]) ** 2, axis=1) + np.sum((change - change[last]) ** 2, axis=1)
+    typical = float(np.median(distance))
+    on = marks >= 0.5 * np.maximum(marks.max(axis=0), 1e-300)
+    candidates = np.where(np.all(on == on[last], axis=1), distance, np.inf)[:last - shortest + 1]
+    lowest = np.ones(len(candidates), dtype=bool)  # the bottoms of their stretches
+    lowest[1:] &= candidates[1:] <= candidates[:-1]
+    lowest[:-1] &= candidates[:-1] <= candidates[1:]
+    best = float(candidates.min())
+    if not np.isfinite(best):
+        return None
+    return int(np.flatnonzero(lowest & (candidates <= best + LOOP_SLACK * typical))[0])

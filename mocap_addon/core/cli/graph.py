@@ -1,20 +1,28 @@
 """The ``graph`` command of ``python -m mocap_addon.core``: build, describe, walk and draw motion graphs.
 
-    graph build FILES... -o graph.npz [--fps --sigma --nu --threshold --min-gap --no-contacts ...]
+    graph build FILES_OR_FOLDERS... -o graph.npz [--fps --sigma --nu --threshold --min-gap --no-contacts
+                --scheduler local|ADDRESS ...]
     graph add graph.npz FILES... [-o bigger.npz]
     graph info graph.npz
     graph synth graph.npz FILES... -o out.bvh --frames N [--seed --blend --start --onto RIG_FILE --reduce TOL]
+    graph follow graph.npz FILES... --path path.csv -o out.bvh [--seed --blend --min-interval --plot PNG
+                 --onto RIG_FILE --reduce TOL]
     graph plot graph.npz out.png [--kind per_frame|between|matrix] [--clips NAME_OR_INDEX...]
+    graph plot graph.npz out.png --kind path --path path.csv --files FILES... [--seed]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
 
+from ..batch.plan import takes_in
 from ..formats import load, save
+from ..model import Clip
+from ..rotations import FloatArray
 from ..transitions.graph import MotionGraph, build, load_graph
 from ..transitions.graph_file import GraphFileError
 from ..transitions.plots import PLOT_KINDS
@@ -27,7 +35,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     """Add ``graph`` and its subcommands to the main parser's ``commands``."""
     graph = commands.add_parser("graph", help="motion graphs: transitions between clips, new motion from them")
     actions = graph.add_subparsers(dest="graph_command", required=True)
-    making = actions.add_parser("build", help="match FILES (any formats and skeletons) and write the graph")
+    making = actions.add_parser("build", help="match FILES (any formats and skeletons; folders: every take in "
+                                "them, recursively) and write the graph")
     making.add_argument("files", nargs="+")
     making.add_argument("-o", "--output", required=True, help="the graph file (.npz)")
     making.add_argument("--fps", type=numbers.positive_length,
@@ -42,6 +51,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                         help="keep every transition, not only the best of similar ones")
     making.add_argument("--keep-dead-ends", action="store_true",
                         help="keep every frame, not only the largest strongly connected part")
+    making.add_argument("--scheduler", metavar="local|ADDRESS",
+                        help="match on Dask: a local cluster, or the scheduler at ADDRESS (needs SciPy and Dask)")
     adding = actions.add_parser("add", help="match more FILES into a graph (the same as building with them)")
     adding.add_argument("graph")
     adding.add_argument("files", nargs="+")
@@ -61,20 +72,43 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     synth.add_argument("--onto", metavar="RIG_FILE", help="retarget the result onto this file's skeleton")
     add_precision(synth)
     add_reduce_option(synth)
+    along = actions.add_parser("follow", help="new motion walking a ground path, on the canonical skeleton")
+    along.add_argument("graph")
+    along.add_argument("files", nargs="+", help="the graph's files, in its order")
+    along.add_argument("--path", required=True, help="CSV of x,z ground points in metres")
+    along.add_argument("-o", "--output", required=True, help="the motion file (format from the extension)")
+    add_follow_options(along)
+    along.add_argument("--plot", metavar="PNG", help="also draw the followed path over the asked one")
+    along.add_argument("--onto", metavar="RIG_FILE", help="retarget the result onto this file's skeleton")
+    along.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
+    add_reduce_option(along)
     drawing = actions.add_parser("plot", help="the thesis's graphs as a PNG (needs matplotlib)")
     drawing.add_argument("graph")
     drawing.add_argument("output")
-    drawing.add_argument("--kind", choices=PLOT_KINDS, default="per_frame")
+    drawing.add_argument("--kind", choices=(*PLOT_KINDS, "path"), default="per_frame",
+                         help="path: follow --path with --files and draw the followed path over it")
     drawing.add_argument("--clips", nargs="+", help="clips by name or index (default: all)")
+    drawing.add_argument("--path", help="with --kind path: CSV of x,z ground points in metres")
+    drawing.add_argument("--files", nargs="+", help="with --kind path: the graph's files, in its order")
+    add_follow_options(drawing)
+
+
+def add_follow_options(parser: argparse.ArgumentParser) -> None:
+    """The settings of :func:`.transitions.follow`."""
+    parser.add_argument("--seed", type=int, default=0, help="picks among the best starting frames (default 0)")
+    parser.add_argument("--blend", type=int, default=5, help="frames each transition is blended over (default 5)")
+    parser.add_argument("--min-interval", type=float, default=1.0,
+                        help="seconds between transitions at least (default 1)")
 
 
 def run(args: argparse.Namespace) -> None:
     """Carry out a parsed ``graph`` command (errors propagate as ``ValueError``, ``OSError`` ...)."""
     if args.graph_command == "build":
         started = time.perf_counter()
-        graph = build([load(path) for path in args.files], fps=args.fps, sigma=args.sigma, nu=args.nu,
+        graph = build([load(path) for path in takes(args.files)], fps=args.fps, sigma=args.sigma, nu=args.nu,
                       threshold=args.threshold, min_gap=args.min_gap, contacts=not args.no_contacts,
-                      local_maxima=not args.all_similar, strongly_connected=not args.keep_dead_ends)
+                      local_maxima=not args.all_similar, strongly_connected=not args.keep_dead_ends,
+                      scheduler=args.scheduler)
         graph.save(args.output)
         print(f"{args.output}: {len(graph.clip_names)} clips, {graph.frame_count} frames at {graph.fps:g} fps, "
               f"{len(graph.sources)} transitions, {graph.alive.mean():.1%} of frames kept "
@@ -108,11 +142,59 @@ def run(args: argparse.Namespace) -> None:
         save(result, args.output, precision=args.precision)
         print(f"{args.output}: {result.frame_count} frames, {len(transitions)} transitions ({between} between clips)"
               + (f", on {args.onto}'s skeleton" if args.onto else ", canonical skeleton") + keys)
+    elif args.graph_command == "follow":
+        from ..retarget.transfer import retarget
+
+        graph = load_graph(args.graph)
+        result, asked = followed(graph, args.files, args.path, args)
+        if args.plot:
+            from ..transitions.plots import plot_path
+
+            plot_path(graph, result, asked, args.plot)
+        distance = result.metadata["path_error"]
+        transitions = len(result.metadata["transitions"])
+        seconds = result.metadata["search_seconds"]
+        if args.onto:
+            result = retarget(result, load(args.onto))
+        result, keys = reduced(result, args.reduce)
+        save(result, args.output, precision=args.precision)
+        print(f"{args.output}: {result.frame_count} frames, {transitions} transitions, hips from the path: mean "
+              f"{distance['mean']:.3f} m, max {distance['max']:.3f} m, end {distance['end']:.3f} m "
+              f"(search {seconds:.2f} s)"
+              + (f", on {args.onto}'s skeleton" if args.onto else ", canonical skeleton") + keys)
+    elif args.kind == "path":
+        from ..transitions.plots import plot_path
+
+        if not args.path or not args.files:
+            raise ValueError("--kind path needs --path and --files")
+        graph = load_graph(args.graph)
+        result, asked = followed(graph, args.files, args.path, args)
+        plot_path(graph, result, asked, args.output)
+        print(f"{args.output}: path")
     else:
         from ..transitions.plots import plot
 
         plot(load_graph(args.graph), args.output, kind=args.kind, clips=args.clips)
         print(f"{args.output}: {args.kind}")
+
+
+def takes(paths: list[str]) -> list[str]:
+    """The files named, folders replaced by every take in them (recursive, sorted by path)."""
+    found: list[str] = []
+    for path in paths:
+        found += [take for take, _ in takes_in(path)] if os.path.isdir(path) else [path]
+    if not found:
+        raise ValueError(f"no motion files in {', '.join(paths)}")
+    return found
+
+
+def followed(graph: MotionGraph, files: list[str], path: str, args: argparse.Namespace) -> tuple[Clip, FloatArray]:
+    """:func:`.transitions.follow` of the CSV ``path`` on ``graph`` and its ``files``, and the path read."""
+    from ..transitions.path_following import follow, read_path
+
+    asked = read_path(path)
+    return follow(graph, [load(name) for name in files], asked, seed=args.seed, blend_frames=args.blend,
+                  min_interval=args.min_interval), asked
 
 
 def describe(graph: MotionGraph, path: str) -> str:

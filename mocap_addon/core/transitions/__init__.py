@@ -5,14 +5,16 @@ library of clips, and new motion made by following them.
   :mod:`.frame_matching`: the distance and the frames that match): the pruning rules, the graph and its
   file;
 - :func:`synthesize` (:mod:`.synthesis`): a walk over the graph, blended at every transition;
+- :func:`follow` (:mod:`.path_following`): a walk over the graph along a drawn ground path;
 - :func:`plot` (:mod:`.graph_plots`): the thesis's graphs as PNG files (needs matplotlib).
 """
 
 from __future__ import annotations
 
 from .graph import MotionGraph, Transition, build, load_graph
+from .path_following import follow
 from .plots import PLOT_KINDS, plot
 from .synthesis import assemble, synthesize, transition_steps, walk
 
-__all__ = ["PLOT_KINDS", "MotionGraph", "Transition", "assemble", "build", "load_graph", "plot", "synthesize",
+__all__ = ["PLOT_KINDS", "MotionGraph", "Transition", "assemble", "build", "follow", "load_graph", "plot", "synthesize",
            "transition_steps", "walk"]

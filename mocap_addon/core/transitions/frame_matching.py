@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -180,7 +180,7 @@ MARGIN = 2.5e-6
 TIE = 1e-12  # float64 costs this close are equal, and the pair first in frame order wins
 
 
-def _match(features: Features, rules: Rules, local_maxima: bool,
+def dense_matches(features: Features, rules: Rules, local_maxima: bool,
            first_column: int = 0) -> tuple[IntArray, IntArray, FloatArray]:
     """Frame pairs ``a < b`` (``b >= first_column``) close enough that the rules allow and, with
     ``local_maxima``, none of whose 8 neighbours allowed by the rules is closer; with their float64 costs.
@@ -263,38 +263,23 @@ class _Judge:
         """Whether no allowed, close enough candidate among each pair's 8 neighbours is closer (``block``:
         ``|g| - bound`` of the block whose first row and column are ``corner``).  Pairs a neighbour beats
         clearly go first; float64 costs are computed only for the close calls of the others."""
-        rules = self.rules
         top, column = corner
         width = block.shape[1]
         flat = block.ravel()
         at = (a - top) * width + (b - column)
-        same = rules.clip[a] == rules.clip[b]
         mine = self.doubt(a, b)
-        steps_a = {-1: rules.continues[np.maximum(a - 1, 0)] & (a > 0), 0: None, 1: rules.continues[a]}
-        steps_b = {-1: rules.continues[b - 1], 0: None, 1: rules.continues[b]}
         beaten = np.zeros(len(a), dtype=bool)
         close_calls: list[tuple[IntArray, IntArray, IntArray]] = []
-        for step_a, valid_a in steps_a.items():
-            for step_b, valid_b in steps_b.items():
-                if not (step_a or step_b):
-                    continue
-                near_a, near_b = a + step_a, b + step_b
-                valid = np.abs(near_b - near_a) >= rules.gap
-                valid |= ~same
-                for part in (valid_a, valid_b):
-                    if part is not None:
-                        valid &= part
-                if rules.contact is not None:
-                    valid &= rules.contact.take(near_a, mode="clip") == rules.contact.take(near_b, mode="clip")
-                index = np.flatnonzero(valid)
-                near_a, near_b = near_a[index], near_b[index]
-                other = self.value(near_a, near_b, flat.take(at[index] + (step_a * width + step_b)))
-                doubt = self.doubt(near_a, near_b)
-                lead = other - value[index]
-                spread = doubt + mine[index]
-                beaten[index[(other > doubt) & (lead > spread)]] = True
-                unsure = (other >= -doubt) & (lead >= -spread) & ~((other > doubt) & (lead > spread))
-                close_calls.append((index[unsure], near_a[unsure], near_b[unsure]))
+        for step_a, step_b, valid in neighbours(self.rules, a, b):
+            index = np.flatnonzero(valid)
+            near_a, near_b = a[index] + step_a, b[index] + step_b
+            other = self.value(near_a, near_b, flat.take(at[index] + (step_a * width + step_b)))
+            doubt = self.doubt(near_a, near_b)
+            lead = other - value[index]
+            spread = doubt + mine[index]
+            beaten[index[(other > doubt) & (lead > spread)]] = True
+            unsure = (other >= -doubt) & (lead >= -spread) & ~((other > doubt) & (lead > spread))
+            close_calls.append((index[unsure], near_a[unsure], near_b[unsure]))
         for index, near_a, near_b in close_calls:
             left = ~beaten[index]
             index, near_a, near_b = index[left], near_a[left], near_b[left]
@@ -312,9 +297,38 @@ class _Judge:
         missing = np.isnan(known)
         known[missing] = self.features.costs(first[missing], second[missing])
         cost[index[missing]] = known[missing]
-        earlier = (a < first) | ((a == first) & (b < second))
-        wins = (theirs < known - TIE) | ((np.abs(theirs - known) <= TIE) & earlier)
-        return np.asarray(self.rules.close(theirs) & wins)
+        return beats(self.rules, (a, b, theirs), (first, second, known))
+
+
+def beats(rules: Rules, pairs: tuple[IntArray, IntArray, FloatArray],
+          others: tuple[IntArray, IntArray, FloatArray]) -> BoolArray:
+    """Whether ``pairs`` (first frames, second frames, float64 costs) are close enough and closer than
+    ``others`` (ties within ``TIE``: the pair first in frame order)."""
+    a, b, theirs = pairs
+    first, second, known = others
+    earlier = (a < first) | ((a == first) & (b < second))
+    wins = (theirs < known - TIE) | ((np.abs(theirs - known) <= TIE) & earlier)
+    return np.asarray(rules.close(theirs) & wins)
+
+
+def neighbours(rules: Rules, a: IntArray, b: IntArray) -> Iterator[tuple[int, int, BoolArray]]:
+    """The 8 neighbours ``(a + step_a, b + step_b)`` of pairs ``(a, b)``, one step at a time, with whether the
+    rules allow each (both frames in their pair's clips, the gap within a clip, the same contacts)."""
+    same = rules.clip[a] == rules.clip[b]
+    steps_a = {-1: rules.continues[np.maximum(a - 1, 0)] & (a > 0), 0: None, 1: rules.continues[a]}
+    steps_b = {-1: rules.continues[b - 1], 0: None, 1: rules.continues[b]}
+    for step_a, valid_a in steps_a.items():
+        for step_b, valid_b in steps_b.items():
+            if not (step_a or step_b):
+                continue
+            near_a, near_b = a + step_a, b + step_b
+            valid = (np.abs(near_b - near_a) >= rules.gap) | ~same
+            for part in (valid_a, valid_b):
+                if part is not None:
+                    valid &= part
+            if rules.contact is not None:
+                valid &= rules.contact.take(near_a, mode="clip") == rules.contact.take(near_b, mode="clip")
+            yield step_a, step_b, valid
 
 
 def _best_within(a: IntArray, b: IntArray, cost: FloatArray, clip: IntArray, radius: int) -> BoolArray:
@@ -349,10 +363,13 @@ def _best_within(a: IntArray, b: IntArray, cost: FloatArray, clip: IntArray, rad
     return ~beaten
 
 
-def matched_pairs(features: Features, rules: Rules, local_maxima: bool, fps: float,
-                  first_column: int = 0) -> tuple[IntArray, IntArray, FloatArray]:
-    """Matched pairs ``a < b`` (``b >= first_column``) and their float64 costs, within the threshold."""
-    a, b, costs = _match(features, rules, local_maxima, first_column)
+def matched_pairs(features: Features, rules: Rules, local_maxima: bool, fps: float, first_column: int = 0,
+                  match: Callable[[Features, Rules, bool, int], tuple[IntArray, IntArray, FloatArray]] | None = None,
+                  ) -> tuple[IntArray, IntArray, FloatArray]:
+    """Matched pairs ``a < b`` (``b >= first_column``) and their float64 costs, within the threshold:
+    candidates from ``match`` (:func:`.nearest.nearby_matcher`'s) or all against all, then the best of
+    similar ones."""
+    a, b, costs = (match or dense_matches)(features, rules, local_maxima, first_column)
     if local_maxima:
         radius = round(defaults()["similar_within_seconds"] * fps)
         keep = _best_within(a, b, costs, rules.clip, radius)

@@ -37,6 +37,7 @@ from ..rotations import FloatArray
 from ..timing import resample
 from .frame_matching import BoolArray, Features, IntArray, Rules, frame_features, joint_weights, matched_pairs
 from .graph_file import GraphFileError, read_graph_file, write_graph_file
+from .nearest import joint_names, nearby_matcher
 
 FORMAT_VERSION = 1
 CANONICAL_MAPPING = {name: name for name in CANONICAL_JOINTS}
@@ -266,7 +267,7 @@ class MotionGraph:
         if (contacts is None) == (self.params["contacts"] == "given"):
             raise ValueError("give the new clip's contact states exactly when the graph was built from given ones")
         first = self.frame_count
-        self._append(clip, contacts)
+        self._append([clip], [contacts])
         self._match(first)
         self._prune()
 
@@ -288,33 +289,46 @@ class MotionGraph:
         except ValueError as error:
             raise ValueError(f"clip {number} ({clip_name(clip, number)}): {error}") from error
 
-    def _append(self, clip: Clip | Pose, contacts: ArrayLike | None,
-                mapping: Mapping[str, str | None] | None = None) -> None:
-        """Append ``clip``'s frames: its features and contacts (not matched yet)."""
+    def _append(self, clips: Sequence[Clip | Pose], contacts: Sequence[ArrayLike | None],
+                mappings: Sequence[Mapping[str, str | None] | None] | None = None,
+                progress: Callable[[float], None] | None = None) -> None:
+        """Append the frames of ``clips``: their features and contacts (not matched yet), joined once."""
         settings = self.params
-        index = len(self.clip_names)
-        key = skeleton_key(clip.skeleton)
-        if not is_canonical(clip.skeleton) and key not in self.references:
-            try:
-                self.references[key] = reference_pose(resample(as_pose(clip), 1.0 / self.fps), mapping)
-            except ValueError as error:
-                raise ValueError(f"clip {index} ({clip_name(clip, index)}): {error}") from error
-        prepared = self.canonical(clip, mapping, index)
-        features = frame_features(prepared, joint_weights(dict(settings["weights"])), settings["nu"])
+        weights = joint_weights(dict(settings["weights"]))
+        features, planted, frames = [self.features], [self.contacts], []
+        for number, (clip, given) in enumerate(zip(clips, contacts)):
+            index = len(self.clip_names) + number
+            mapping = None if mappings is None else mappings[number]
+            key = skeleton_key(clip.skeleton)
+            if not is_canonical(clip.skeleton) and key not in self.references:
+                try:
+                    self.references[key] = reference_pose(resample(as_pose(clip), 1.0 / self.fps), mapping)
+                except ValueError as error:
+                    raise ValueError(f"clip {index} ({clip_name(clip, index)}): {error}") from error
+            prepared = self.canonical(clip, mapping, index)
+            features.append(frame_features(prepared, weights, settings["nu"]))
+            planted.append(_planted(clip, prepared, given))
+            frames.append(prepared.frame_count)
+            if progress is not None:
+                progress((number + 1) / len(clips))
         first = self.frame_count
-        self.clip_names = [*self.clip_names, clip_name(clip, index)]
-        self.clip_frames = np.append(self.clip_frames, prepared.frame_count).astype(np.int64)
-        self.source_frames = np.append(self.source_frames, clip.frame_count).astype(np.int64)
-        self.fingerprints = [*self.fingerprints, clip_fingerprint(clip)]
-        self.offsets = np.append(self.offsets, first).astype(np.int64)
-        self.features = Features.join([self.features, features])
-        planted = _planted(clip, prepared, contacts)
-        self.contacts = np.concatenate([self.contacts, planted])
+        named = len(self.clip_names)
+        self.clip_names = [*self.clip_names, *(clip_name(clip, named + k) for k, clip in enumerate(clips))]
+        self.offsets = np.append(self.offsets, first + np.cumsum([0, *frames[:-1]])).astype(np.int64)
+        self.clip_frames = np.append(self.clip_frames, frames).astype(np.int64)
+        self.source_frames = np.append(self.source_frames, [clip.frame_count for clip in clips]).astype(np.int64)
+        self.fingerprints = [*self.fingerprints, *(clip_fingerprint(clip) for clip in clips)]
+        self.features = Features.join(features)
+        self.contacts = np.concatenate(planted)
 
-    def _match(self, first: int) -> None:
+    def _match(self, first: int, scheduler: Any = None) -> None:
         """Add the matched pairs whose later frame is ``first`` or after (the frames appended since then;
-        matching never depends on how the frames are split, so this equals matching them all at once)."""
-        a, b, costs = matched_pairs(self.features, self._rules(), self.params["local_maxima"], self.fps, first)
+        matching never depends on how the frames are split, so this equals matching them all at once):
+        candidates by nearest-neighbour search where SciPy is installed (:mod:`.nearest`, its chunks on the
+        Dask cluster ``scheduler`` when given), else all against all."""
+        matcher = nearby_matcher(joint_names(joint_weights(dict(self.params["weights"]))), scheduler)
+        a, b, costs = matched_pairs(self.features, self._rules(), self.params["local_maxima"], self.fps, first,
+                                    matcher)
         pairs = np.concatenate([self.pairs, np.stack([a, b], axis=1)])
         order = np.lexsort((pairs[:, 1], pairs[:, 0]))
         self.pairs, self.pair_costs = pairs[order], np.concatenate([self.pair_costs, costs])[order]
@@ -430,7 +444,7 @@ def build(clips: Sequence[Clip | Pose], *, fps: float | None = None, sigma: floa
           threshold: float = 0.9, min_gap: float = 0.5, contacts: bool | Sequence[ArrayLike] = True,
           local_maxima: bool = True, strongly_connected: bool = True,
           weights: Mapping[str, float] | Sequence[float] | None = None,
-          progress: Callable[[float], None] | None = None) -> MotionGraph:
+          progress: Callable[[float], None] | None = None, scheduler: Any = None) -> MotionGraph:
     """The motion graph of ``clips`` (clips or poses of any files and skeletons; see the module notes).
 
     Each clip is resampled to ``fps`` (default: the first clip's rate) and put on the canonical skeleton.
@@ -442,7 +456,10 @@ def build(clips: Sequence[Clip | Pose], *, fps: float | None = None, sigma: floa
     similar transitions; ``strongly_connected``: keep only the largest strongly connected part; ``weights``:
     per canonical joint (a mapping of names, others 0, or one value per joint; default
     ``data/motion_graph.json``).  ``progress`` is called with the share of the work done (half for
-    reading the clips, half for matching them).
+    reading the clips, half for matching them).  The frames that match are found by nearest-neighbour
+    search where SciPy is installed (:mod:`.nearest`: a library of any size in bounded memory), else all
+    against all (Blender's Python); ``scheduler`` (``"local"``, a Dask scheduler's address or a
+    ``distributed.Client``) runs the search's chunks on a Dask cluster.
     """
     if not clips:
         raise ValueError("a motion graph needs at least one clip")
@@ -466,14 +483,14 @@ def build(clips: Sequence[Clip | Pose], *, fps: float | None = None, sigma: floa
                         np.zeros(0, dtype=bool), params, Features(np.zeros((0, 0), np.complex128), np.zeros((0, 0))),
                         np.zeros((0, 2), dtype=np.int64), np.zeros(0), none)
     mappings: dict[str, dict[str, str | None]] = {}  # takes of one skeleton are mapped once
-    for index, clip in enumerate(clips):
+    for clip in clips:
         key = skeleton_key(clip.skeleton)
         if key not in mappings:
             mappings[key] = map_skeleton(clip.skeleton)
-        graph._append(clip, None if given is None else given[index], mappings[key])
-        if progress is not None:
-            progress(0.5 * (index + 1) / len(clips))
-    graph._match(0)
+    graph._append(clips, [None] * len(clips) if given is None else given,
+                  [mappings[skeleton_key(clip.skeleton)] for clip in clips],
+                  None if progress is None else lambda share: progress(0.5 * share))
+    graph._match(0, scheduler)
     if progress is not None:
         progress(1.0)
     graph._prune()

@@ -4,18 +4,26 @@
   chosen with ``clips``; two clips: only the transitions between them);
 - ``between``: the same for transitions to other clips only, coloured by the clip they go to;
 - ``matrix``: every transition as a point (from frame, to frame) over the whole library, clips
-  separated by lines, frames outside the kept part shaded.
+  separated by lines, frames outside the kept part shaded;
+- :func:`plot_path`: motion made along a path (:func:`.path_following.follow`): the hips' ground path over
+  the asked one, coloured by the clip each stretch comes from, transitions marked.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import MissingDependency
+from ..kinematics import world_positions
+from ..model import Clip
+from ..pose import Pose
+from ..rotations import FloatArray
 from .frame_matching import IntArray
 from .graph import MotionGraph
 
@@ -52,6 +60,49 @@ def plot(graph: MotionGraph, path: str | os.PathLike[str], kind: str = "per_fram
         figure.suptitle(f"transitions per frame{scope} ({len(graph.sources)} in the graph, {graph.fps:g} fps)")
     figure.tight_layout()
     FigureCanvasAgg(figure).print_png(os.fspath(path))
+
+
+def plot_path(graph: MotionGraph, result: Clip | Pose, asked: ArrayLike, path: str | os.PathLike[str]) -> None:
+    """Write a PNG of ``result``'s hips' ground path (from :func:`.path_following.follow` on ``graph``) over
+    the ``asked`` ``(N, 2)`` path (x, z), each stretch in its clip's colour, transitions marked."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise MissingDependency(f"plots need matplotlib: {PLOTS_EXTRA}") from None
+    points = np.asarray(asked, dtype=np.float64)
+    hips = world_positions(result)[:, 0]
+    frames = np.asarray(result.metadata["path"], dtype=np.int64)
+    owner = graph.clip_of(frames)
+    figure = Figure(figsize=(7, 6.5), dpi=110)
+    ax = figure.add_subplot()
+    ax.plot(points[:, 0], points[:, 1], color="0.75", lw=6, solid_capstyle="round", label="asked path", zorder=1)
+    cuts = np.concatenate([[0], np.flatnonzero(np.diff(owner)) + 1, [len(owner)]])
+    shown: set[int] = set()
+    for start, stop in itertools.pairwise(cuts):
+        clip = int(owner[start])
+        ax.plot(hips[start:stop + 1, 0], hips[start:stop + 1, 2], color=_colour(clip), lw=1.6, zorder=2,
+                label=None if clip in shown else graph.clip_names[clip][:30])
+        shown.add(clip)
+    landings = [landing for landing, _, _ in result.metadata["transitions"]]
+    ax.scatter(hips[landings, 0], hips[landings, 2], marker="x", color="k", s=30, zorder=3,
+               label=f"{len(landings)} transitions")
+    ax.plot(*points[0], "o", color="tab:green", zorder=4)
+    ax.plot(*points[-1], "s", color="tab:red", zorder=4)
+    error = result.metadata.get("path_error", {})
+    ax.set_title(f"{result.frame_count / graph.fps:.1f} s along {_length(points):.1f} m: hips from the path "
+                 f"mean {error.get('mean', float('nan')):.3f} m, max {error.get('max', float('nan')):.3f} m, "
+                 f"end {error.get('end', float('nan')):.3f} m", fontsize=8)
+    ax.set_aspect("equal")
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("z (m)")
+    ax.legend(fontsize=6, loc="best")
+    figure.tight_layout()
+    FigureCanvasAgg(figure).print_png(os.fspath(path))
+
+
+def _length(points: FloatArray) -> float:
+    return float(np.linalg.norm(np.diff(points, axis=0), axis=1).sum())
 
 
 def _chosen(graph: MotionGraph, clips: Sequence[int | str] | None) -> list[int]:

@@ -12,13 +12,15 @@ plays on from ``j`` as it played on from ``j - 1``, carried by where frame
   own heading) its source frame made from the frame before it, so the figure
   never jumps and clips from anywhere in space join;
 - the rest (every joint's rotation relative to the heading, the hips' tilt
-  among them, and the hips' height above the clip's floor) takes the
-  difference between frame ``i`` and frame ``j - 1`` as an offset that fades
-  out over ``blend_frames`` frames (rotations by slerp, a cosine ramp), so the
-  pose is continuous and ends exactly on ``j``'s clip.
+  among them, and the hips' height above the clip's floor) is blended as
+  Kovar et al. 2002 do: over ``blend_frames`` frames the motion the output
+  would have made playing on after ``i`` (the output's last pose carried by
+  source frames ``i + 1, i + 2, ...``) fades into ``j, j + 1, ...`` (rotations
+  by slerp, a cosine ramp), so pose and speed are continuous at the jump and
+  the motion ends exactly on ``j``'s clip.
 
-Each joint's offset is its rotation relative to the heading at frame ``i``
-seen from its own frame at ``j - 1``, split into a twist about the joint's
+Each joint's offset is its rotation relative to the heading in the carried
+motion seen from its own in ``j``'s clip, split into a twist about the joint's
 bone and a swing of the bone, each faded by slerp: two captures that agree on
 where every bone points may still disagree on how far a bone is twisted about
 itself (skeleton conventions survive the canonical conversion), and a large
@@ -29,6 +31,7 @@ turns the bone in place.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -48,34 +51,61 @@ HIPS = CANONICAL_JOINTS.index("hips")
 CANONICAL_PARENT_INDICES = [CANONICAL_JOINTS.index(CANONICAL_PARENTS[n] or n) if CANONICAL_PARENTS[n] else -1
                             for n in CANONICAL_JOINTS]
 FEET = [CANONICAL_JOINTS.index(n) for n in ("foot_l", "foot_r")]
-FLOOR_PERCENT = 2.0  # the floor: this percentile of the lower ankle's height over a clip
+TOES = [CANONICAL_JOINTS.index(n) for n in ("toes_l", "toes_r")]
+FLOOR_PERCENT = 2.0  # a clip without planted feet: its floor is this percentile of its lowest foot point
+MIN_INTERVAL = 1.0  # seconds between transitions, by default
+MIN_BLEND = 0.1  # seconds a blend lasts at least (blend_frames counts frames of a 30 fps motion or slower)
 
 
 def synthesize(graph: MotionGraph, clips: Sequence[Clip | Pose], *, frames: int, start: int = 0,
-               seed: int | None = None,
-               blend_frames: int = 5, choose: Chooser | None = None) -> Clip:
+               seed: int | None = None, blend_frames: int = 5, choose: Chooser | None = None,
+               min_interval: float = MIN_INTERVAL) -> Clip:
     """``frames`` frames of new motion on the canonical skeleton, from global frame ``start`` on.
 
     ``clips`` are the graph's clips, in its order.  Transitions are chosen at random by probability
     (:func:`walk`; the same ``seed`` gives the same motion) or by ``choose(frame, options)``, which returns
-    one of ``options`` (best first) or ``None`` to play on; at least ``min_gap`` seconds pass between
-    transitions (in a graph built with ``strongly_connected``: elsewhere a clip may end sooner).  Each
-    transition is blended over ``blend_frames`` frames (:func:`assemble`).
+    one of ``options`` (best first) or ``None`` to play on; at least ``min_interval`` seconds (and the
+    graph's ``min_gap``) pass between transitions and no stretch of the library plays three times in a
+    row, wherever the graph leaves a choice.  Each transition is blended over ``blend_frames`` frames, at
+    least :data:`MIN_BLEND` seconds (:func:`assemble`); every clip's planted feet stand on one floor,
+    ``y = 0``.
     ``metadata["transitions"]`` lists ``(output_frame, from_global, to_global)`` and ``metadata["path"]``
     the global source frame of every output frame.  Retarget it onto any rig with :func:`.retarget.retarget`.
     """
     graph.check_clips(clips)
-    path = walk(graph, frames, start=start, seed=seed, choose=choose)
+    path = walk(graph, frames, start=start, seed=seed, choose=choose, min_interval=min_interval)
     return assemble(graph, clips, path, blend_frames=blend_frames)
 
 
+def interval_frames(graph: MotionGraph, min_interval: float) -> int:
+    """The fewest frames between two transitions: ``min_interval`` seconds and the graph's ``min_gap``."""
+    if not (math.isfinite(min_interval) and min_interval >= 0):
+        raise ValueError(f"min_interval must be a non-negative number of seconds, got {min_interval}")
+    return max(gap_frames(graph.params["min_gap"], graph.fps), gap_frames(min_interval, graph.fps))
+
+
+def allowed(options: list[Transition], played: Sequence[tuple[int, int]], gap: int,
+            ends: IntArray) -> list[Transition]:
+    """The ``options`` that keep the quality rules after the stretches ``played`` (``(first, last)`` global
+    frames, oldest first, the one playing now last): the target's run lasts ``gap`` frames (so the next
+    transition can wait that long), and no stretch played in both of the last two plays a third time (no
+    landing in it or before it in its run)."""
+    kept = [t for t in options if ends[t.target] - t.target >= gap]
+    if len(played) >= 2:
+        low, high = max(played[-1][0], played[-2][0]), min(played[-1][1], played[-2][1])
+        if low <= high:
+            kept = [t for t in kept if not (t.target <= high and ends[t.target] > low)]
+    return kept
+
+
 def walk(graph: MotionGraph, frames: int, *, start: int = 0, seed: int | None = None,
-         choose: Chooser | None = None) -> IntArray:
+         choose: Chooser | None = None, min_interval: float = MIN_INTERVAL) -> IntArray:
     """The global source frame of each of ``frames`` output frames, following the graph from ``start``.
 
     A ``start`` outside the kept part plays on into it (``ValueError`` when its clip never gets there).
-    Decisions are made only at frames with transitions once ``min_gap`` has passed since the last one,
-    so the loop runs once per decision, not per frame.
+    Decisions are made only at frames with transitions once ``min_interval`` has passed since the last
+    one, among the transitions :func:`allowed` keeps (all of them where a clip's kept part ends and none
+    is), so the loop runs once per decision, not per frame.
     """
     if frames < 1:
         raise ValueError(f"frames must be at least 1, got {frames}")
@@ -83,12 +113,13 @@ def walk(graph: MotionGraph, frames: int, *, start: int = 0, seed: int | None = 
     if not 0 <= start < total:
         raise ValueError(f"start frame {start} is outside the graph's {total} frames")
     rng = np.random.default_rng(seed)
-    gap = gap_frames(graph.params["min_gap"], graph.fps)
+    gap = interval_frames(graph, min_interval)
     clip_ends = graph.clip_ends
     ends = run_ends(graph.alive, clip_ends)
     decisions = np.unique(graph.sources)
     pieces: list[IntArray] = []
-    frame, made, free_from = start, 0, 0
+    played: list[tuple[int, int]] = []
+    frame, made, free_from, first = start, 0, 0, start
     while True:
         last = _last_playable(graph, frame, ends, clip_ends, start)
         earliest = frame + max(0, free_from - made - 1)
@@ -99,15 +130,19 @@ def walk(graph: MotionGraph, frames: int, *, start: int = 0, seed: int | None = 
             return np.concatenate(pieces).astype(np.int64)
         pieces.append(np.arange(frame, decision + 1))
         made += decision - frame + 1
-        options = graph.transitions_from(decision)
-        if not options and decision == last:
+        every = graph.transitions_from(decision)
+        if not every and decision == last:
             raise ValueError(f"frame {decision} ({_where(graph, decision)}) is a dead end: build the graph with "
                              f"strongly_connected=True")
-        taken = _choose(decision, options, decision < last, rng, choose)
+        options = allowed(every, [*played, (first, decision)], gap, ends)
+        if decision == last and not options:
+            options = every
+        taken = _choose(decision, options, decision < last, rng, choose) if options else None
         if taken is None:
             frame = decision + 1
         else:
-            frame, free_from = taken.target, made + gap
+            played.append((first, decision))
+            frame, first, free_from = taken.target, taken.target, made + gap
 
 
 def _last_playable(graph: MotionGraph, frame: int, ends: IntArray, clip_ends: IntArray, start: int) -> int:
@@ -142,31 +177,40 @@ def _choose(frame: int, options: list[Transition], goes_on: bool, rng: np.random
 
 
 def assemble(graph: MotionGraph, clips: Sequence[Clip | Pose], path: Sequence[int] | IntArray, *,
-             blend_frames: int = 5) -> Clip:
+             blend_frames: int = 5, steer: FloatArray | None = None,
+             start: tuple[float, float, float] | None = None) -> Clip:
     """The motion playing global frames ``path`` in turn, on the canonical skeleton (see the module notes).
 
     Wherever ``path`` does not go on to the next frame of a clip it jumps (any jump, not only the graph's
-    transitions); each jump is blended over ``blend_frames`` frames.
+    transitions); each jump is blended over :func:`blend_length` frames.  ``steer`` (radians per output frame,
+    the first ignored) turns the figure further about its planted feet (:func:`integrate`); ``start``
+    ``(x, z, heading)`` places the first frame (default: where its source frame stands).
     """
     path = np.asarray(path, dtype=np.int64)
     if path.ndim != 1 or not len(path) or path.min() < 0 or path.max() >= graph.frame_count:
         raise ValueError("path must be a non-empty sequence of the graph's frame numbers")
     if blend_frames < 0:
         raise ValueError(f"blend_frames must not be negative, got {blend_frames}")
+    count = len(path)
+    extra = np.zeros(count) if steer is None else np.asarray(steer, dtype=np.float64)
+    if extra.shape != (count,):
+        raise ValueError(f"steer must hold one turn per output frame ({count}), got shape {extra.shape}")
     owner = graph.clip_of(path)
     landings = np.flatnonzero((path[1:] != path[:-1] + 1) | (owner[1:] != owner[:-1])) + 1
     if np.any(graph.clip_of(path[landings] - 1) != graph.clip_of(path[landings])):
         raise ValueError("a jump lands on the first frame of a clip, which has no frame before it to match")
-    source = _Source(graph, clips, np.concatenate([path, path[landings] - 1, path[1:] - 1]))
-    count = len(path)
-    poses, heights, hips = source.poses[:count], source.heights[:count], source.ground[:count]
-    before = slice(count + len(landings), None)
-    headings = _headings(source.heading[:count], source.heading[before])
-    step = (hips[1:] - source.ground[before]) * np.exp(1j * source.heading[before]) * np.exp(-1j * headings[:-1])
-    ground = hips[0] + np.concatenate([[0], np.cumsum(step)])
-    poses, heights = _blended(poses, heights, source.poses[count:count + len(landings)],
-                              source.heights[count:count + len(landings)], landings, blend_frames,
-                              bone_axes(source.skeleton))
+    blend = blend_length(blend_frames, graph.fps)
+    left = path[landings - 1]
+    ahead = np.minimum(left[:, None] + np.arange(blend + 1), graph.clip_ends[graph.clip_of(left)][:, None] - 1)
+    source = _Source(graph, clips, np.concatenate([path, ahead.ravel()]))
+    x, z, facing = start if start is not None else (source.ground[0].real, source.ground[0].imag,
+                                                      source.heading[0])
+    headings, ground = integrate(complex(x, z), facing, source.steps[1:count], source.turns[1:count],
+                                 source.pivots[1:count], extra[1:])
+    shape = ahead.shape
+    poses, heights = _blended(source.poses[:count], source.heights[:count],
+                              source.poses[count:].reshape(shape + source.poses.shape[1:]),
+                              source.heights[count:].reshape(shape), landings, bone_axes(source.skeleton))
     translations = source.translations[:count].copy()
     translations[:, HIPS] = np.stack([ground.real, heights, ground.imag], axis=1)
     metadata: dict[str, Any] = {
@@ -174,6 +218,25 @@ def assemble(graph: MotionGraph, clips: Sequence[Clip | Pose], path: Sequence[in
         "transitions": [(int(t), int(path[t - 1]), int(path[t])) for t in landings]}
     return Pose(source.skeleton, _local(poses, _yaw(headings)), translations, None, 1.0 / graph.fps, 1, 1.0, "Y",
                 metadata).to_clip()
+
+
+def blend_length(blend_frames: int, fps: float) -> int:
+    """Frames a transition is blended over: ``blend_frames``, and at least :data:`MIN_BLEND` seconds
+    (a short blend at a high frame rate jerks the joints); 0 stays 0 (a sharp jump)."""
+    return 0 if blend_frames == 0 else max(blend_frames, math.ceil(MIN_BLEND * fps - 1e-9))
+
+
+def integrate(position: complex, facing: float, steps: Any, turns: Any, pivots: Any,
+              steer: Any) -> tuple[Any, Any]:
+    """Headings and ground positions (``x + iz``) of frames that start at ``position`` facing ``facing``
+    and then make, frame by frame (along the last axis), the source's ``steps`` (ground moves in the hips'
+    heading before them, complex) and ``turns`` (radians), each also turned by ``steer`` about the
+    planted feet at ``pivots`` (from the hips, in their heading; 0 turns about the hips)."""
+    shape = np.broadcast_shapes(np.shape(steps), np.shape(turns), np.shape(pivots), np.shape(steer))
+    zero = np.zeros(shape[:-1] + (1,))
+    headings = facing + np.concatenate([zero, np.cumsum(np.broadcast_to(turns + steer, shape), axis=-1)], axis=-1)
+    moves = (steps + pivots * (1 - np.exp(-1j * steer))) * np.exp(-1j * headings[..., :-1])
+    return headings, position + np.concatenate([zero, np.cumsum(moves, axis=-1)], axis=-1)
 
 
 def transition_steps(graph: MotionGraph, clips: Sequence[Clip | Pose], result: Clip | Pose, *,
@@ -197,7 +260,7 @@ def transition_steps(graph: MotionGraph, clips: Sequence[Clip | Pose], result: C
     out = []
     for landing, source, target in result.metadata["transitions"]:
         around = [f for f in range(target - 1, target + after + 2) if f < len(owner) and owner[f] == owner[target]]
-        around += [f for f in range(source - after, source + 2) if f >= 0 and owner[f] == owner[source]]
+        around += [f for f in range(source - after, source + 2) if 0 <= f < len(owner) and owner[f] == owner[source]]
         largest = steps[around].max(axis=0)
         for frame in range(landing, min(landing + after + 1, result.frame_count)):
             out.append(np.linalg.norm(positions[frame] - positions[frame - 1], axis=-1) - largest)
@@ -205,34 +268,35 @@ def transition_steps(graph: MotionGraph, clips: Sequence[Clip | Pose], result: C
     return np.array(out).reshape(-1, positions.shape[1]) / height
 
 
-def _headings(current: FloatArray, previous: FloatArray) -> FloatArray:
-    """Output headings: the first frame's, then each source frame's turn from the frame before it."""
-    turn = np.angle(np.exp(1j * (current[1:] - previous)))
-    return np.asarray(current[0] + np.concatenate([[0.0], np.cumsum(turn)]))
-
-
 def _ramp(count: int) -> FloatArray:
     """Weights of an offset fading out over ``count`` frames (1 on the frame before, 0 after; cosine)."""
     return np.asarray(0.5 * (1 + np.cos(np.pi * np.arange(1, count + 1) / (count + 1))))
 
 
-def _blended(poses: FloatArray, heights: FloatArray, matched_poses: FloatArray, matched_heights: FloatArray,
-             landings: IntArray, blend_frames: int, axes: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Rotations ``(T, J, 4)`` and hips heights with each landing's offset (the output just before it
-    against the source frame its target follows) faded out; one landing at a time, so an offset still
-    fading when the next jump comes is carried into that jump's.  ``axes`` ``(J, 3)``: each joint's bone."""
+def _blended(poses: FloatArray, heights: FloatArray, ahead_poses: FloatArray, ahead_heights: FloatArray,
+             landings: IntArray, axes: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Rotations ``(T, J, 4)`` and hips heights with each landing blended (see the module notes).
+
+    ``ahead_poses`` ``(L, B + 1, J, 4)`` and ``ahead_heights`` ``(L, B + 1)``: the source frame each landing
+    leaves and the ``B`` after it (the blend's length; its clip's last repeated where it ends).  One landing
+    at a time, so a blend still running when the next jump comes is what that jump carries on.
+    ``axes`` ``(J, 3)``: each joint's bone.
+    """
     out_poses, out_heights = poses.copy(), heights.copy()
-    for landing, matched_pose, matched_height in zip(landings, matched_poses, matched_heights):
-        span = slice(landing, min(len(poses), landing + blend_frames))
-        weight = _ramp(blend_frames)[:span.stop - span.start, None]
-        swing, twist = _swing_twist(quaternion_multiply(quaternion_conjugate(matched_pose), out_poses[landing - 1]),
-                                    axes)
+    blend = ahead_poses.shape[1] - 1
+    for landing, left_poses, left_heights in zip(landings, ahead_poses, ahead_heights):
+        span = slice(landing, min(len(poses), landing + blend))
+        count = span.stop - span.start
+        weight = _ramp(blend)[:count, None]
+        moved = quaternion_multiply(quaternion_conjugate(left_poses[:1]), left_poses[1:count + 1])
+        carried = quaternion_multiply(out_poses[landing - 1][None], moved)
+        swing, twist = _swing_twist(quaternion_multiply(quaternion_conjugate(poses[span]), carried), axes)
         identity = np.zeros_like(swing)
-        identity[:, 0] = 1.0
-        fade = quaternion_multiply(slerp(identity[None], swing[None], weight),
-                                   slerp(identity[None], twist[None], weight))
+        identity[..., 0] = 1.0
+        fade = quaternion_multiply(slerp(identity, swing, weight), slerp(identity, twist, weight))
         out_poses[span] = quaternion_multiply(poses[span], fade)
-        out_heights[span] = heights[span] + weight[:, 0] * (out_heights[landing - 1] - matched_height)
+        carried_heights = out_heights[landing - 1] + left_heights[1:count + 1] - left_heights[0]
+        out_heights[span] = heights[span] + weight[:, 0] * (carried_heights - heights[span])
     return out_poses, out_heights
 
 
@@ -278,8 +342,10 @@ def _local(poses: FloatArray, yaws: FloatArray) -> FloatArray:
 class _Source:
     """The library's values at a list of global frames: every joint's rotation relative to the hips'
     heading (``poses``), that heading, the hips' ground position (``x + iz``) and height above the clip's
-    floor (its ankles' low percentile, so clips captured over different floors stand on one), and the
-    joints' local translations."""
+    floor (where its planted feet stand, so clips captured over different floors stand on one), the
+    joints' local translations, and each frame's move from the frame before it in its clip: ``steps``
+    (ground, in the heading before), ``turns`` and ``pivots`` (the planted feet from the hips, in the
+    heading; 0 where none is planted and at a clip's first frame)."""
 
     def __init__(self, graph: MotionGraph, clips: Sequence[Clip | Pose], frames: IntArray) -> None:
         graph.check_clips(clips)
@@ -289,8 +355,10 @@ class _Source:
         self.heading = np.empty(count)
         self.ground = np.empty(count, dtype=np.complex128)
         self.heights = np.empty(count)
+        self.steps = np.zeros(count, dtype=np.complex128)
+        self.turns = np.zeros(count)
+        self.pivots = np.zeros(count, dtype=np.complex128)
         owner = graph.clip_of(frames)
-        floors: dict[int, float] = {}
         for index in np.unique(owner).tolist():
             prepared = graph.canonical(clips[index], index=index)
             if prepared.frame_count != graph.clip_frames[index]:
@@ -302,13 +370,36 @@ class _Source:
             local = frames[mine] - graph.offsets[index]
             world = forward_kinematics(prepared)
             positions = world.positions
-            floors[index] = float(np.percentile(positions[:, FEET, 1].min(axis=1), FLOOR_PERCENT))
-            self.poses[mine] = world.quaternions[local]
+            planted = graph.contacts[graph.offsets[index]:graph.offsets[index] + prepared.frame_count]
+            headings = heading(world.quaternions[:, HIPS])
+            hips = positions[:, HIPS, 0] + 1j * positions[:, HIPS, 2]
+            self.poses[mine] = quaternion_multiply(_yaw(-headings[local])[:, None], world.quaternions[local])
             self.translations[mine] = prepared.translations[local]
-            hips = positions[local, HIPS]
-            self.ground[mine] = hips[:, 0] + 1j * hips[:, 2]
-            self.heights[mine] = hips[:, 1] - floors[index]
-        first = floors[int(owner[0])]
-        self.heights += first
-        self.heading = heading(self.poses[:, HIPS])
-        self.poses = quaternion_multiply(_yaw(-self.heading)[:, None], self.poses)
+            self.heading[mine], self.ground[mine] = headings[local], hips[local]
+            self.heights[mine] = positions[local, HIPS, 1] - floor_height(positions, planted)
+            moved = local > 0
+            before = local[moved] - 1
+            self.steps[mine[moved]] = (hips[local[moved]] - hips[before]) * np.exp(1j * headings[before])
+            self.turns[mine[moved]] = np.angle(np.exp(1j * (headings[local[moved]] - headings[before])))
+            self.pivots[mine] = _pivots(positions[local], planted[local], hips[local], headings[local])
+
+
+def floor_height(positions: FloatArray, planted: Any) -> float:
+    """Where a clip's planted feet stand: the median height of the lower of each planted foot's ankle and
+    toes (world ``positions`` ``(F, J, 3)``, ``planted`` ``(F, 2)``; a low percentile of the lowest foot
+    point when no foot is ever planted)."""
+    lows = np.minimum(positions[:, FEET, 1], positions[:, TOES, 1])
+    if np.any(planted):
+        return float(np.median(lows[np.asarray(planted, dtype=bool)]))
+    return float(np.percentile(lows.min(axis=1), FLOOR_PERCENT))
+
+
+def _pivots(positions: FloatArray, planted: Any, hips: Any, headings: FloatArray) -> Any:
+    """The middle of the planted feet (between ankle and toes) from the hips, in their heading (``x + iz``;
+    0 where no foot is planted)."""
+    middles = 0.5 * (positions[:, FEET] + positions[:, TOES])
+    feet = middles[..., 0] + 1j * middles[..., 2]
+    weights = np.asarray(planted, dtype=np.float64)
+    count = weights.sum(axis=1)
+    centre = (weights * feet).sum(axis=1) / np.maximum(count, 1)
+    return np.where(count > 0, (centre - hips) * np.exp(1j * headings), 0)
