@@ -63,7 +63,7 @@ def test_command_line_options_are_the_declared_ids_with_their_defaults():
     add_choice(parser, ROOT_PATH)
     add_choice(parser, options.BVH_POSITIONS, default=None)
     action = {a.dest: a for a in parser._actions}
-    assert tuple(action["root"].choices) == ROOT_PATH.ids and action["root"].default == "blend"
+    assert tuple(action["root"].choices) == ROOT_PATH.ids and action["root"].default == ROOT_PATH.default == "heading"
     assert "--position-mode" in action["position_mode"].option_strings and action["position_mode"].default is None
     assert parser.parse_args(["--root", "heading"]).root == "heading"
     with pytest.raises(SystemExit):

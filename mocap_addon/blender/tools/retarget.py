@@ -1,7 +1,7 @@
 """Retarget panel: one armature's action onto any other rig, an armature onto the canonical skeleton,
 and reference poses for rigs whose automatic T-pose is wrong.
 
-Each operator reads the armatures as core poses (``blender.motion``) with their
+Each operator reads the armatures as core poses (``bridge.motion``) with their
 stored bone mappings (the Bone Mapping panel's, detected when missing), calls
 one core function (``core.retarget``) and writes the result with
 ``foreach_set`` keys; core errors become reports, and a failure leaves the

@@ -2,7 +2,7 @@
 
 **Body.**  ``b`` is first put on ``a``'s body (:func:`onto`): as it is where it
 has ``a``'s joints, rest rotations and bone vectors (:func:`same_body`), else
-retargeted onto ``a`` (:func:`.retarget.retarget`, ``a`` itself the target,
+retargeted onto ``a`` (:func:`..retarget.transfer.retarget`, ``a`` itself the target,
 with the blend's ``feet``), so at mix 1 the blend is ``retarget(b, a)`` (with
 ``root="blend"``; by default, that moved to start where ``a`` starts).
 
@@ -49,8 +49,8 @@ half mix of a straight and a curving walk curves half as much.
 
 **Feet.**  ``feet="planted"`` (the default, for humanoids): a foot of the
 blend touches the floor where the mix of the two inputs' contacts
-(:mod:`.contacts`, ``b``'s at its paired frames) is at least one half, and is
-held there by two-bone leg IK (:mod:`.footing`), eased in and out: where its
+(:mod:`..body.contacts`, ``b``'s at its paired frames) is at least one half, and is
+held there by two-bone leg IK (:mod:`..body.footing`), eased in and out: where its
 contact begins, then moving as the inputs' planted feet move (turned into the
 blend's heading, mixed), at the mix of their planted heights.  So a planted
 foot slides no more than the more sliding input's, stands on ``a``'s floor,
@@ -222,7 +222,7 @@ def _part(pose: Pose, joints: list[int]) -> Pose:
 def onto(a: Clip | Pose, b: Clip | Pose, *, mapping: Mapping[str, str | None] | None = None,
          target_mapping: Mapping[str, str | None] | None = None, feet: str = FEET.default) -> Clip | Pose:
     """``b`` on ``a``'s body: ``b`` itself where it is already (:func:`same_body`), else retargeted onto
-    ``a`` (:func:`.retarget.retarget` with these bone mappings and ``feet``; ``a`` itself is the target, so
+    ``a`` (:func:`..retarget.transfer.retarget` with these bone mappings and ``feet``; ``a`` itself is the target, so
     its first frame gives the bone vectors, its captures the floor and how its bones twist).
     :func:`blend` does this first."""
     FEET.check(feet)

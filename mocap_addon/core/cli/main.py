@@ -1,6 +1,6 @@
 """Command line: ``python -m mocap_addon.core info FILE``, ``convert IN OUT``, ``map FILE``,
 ``canonical IN OUT``, ``retarget IN --onto SKELETON_FILE OUT``, ``blend A B OUT``, ``reduce FILE``,
-``graph build|info|synth|plot`` (:mod:`.graph_commands`), ``batch INPUT... -o OUT_DIR --to FORMAT``
+``graph build|info|synth|plot`` (:mod:`.graph`), ``batch INPUT... -o OUT_DIR --to FORMAT``
 (:mod:`.batch`) and ``preview FILE OUT.png``."""
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 Both skeletons are read through their mappings onto the canonical joints.  Each
 has a reference pose ``T`` (world joint orientations, by default its rest swung
-into a T-pose, see :mod:`.body`), body axes ``B`` (its rest geometry's left, up,
+into a T-pose, see :mod:`..body.reference`), body axes ``B`` (its rest geometry's left, up,
 forward as canonical X, Y, Z) and world axes ``A`` (its world's up as canonical
-Y: the rest's up where that is +Y or +Z, else +Y, see :func:`.body.world_up`).  A target joint
+Y: the rest's up where that is +Y or +Z, else +Y, see :func:`..body.reference.world_up`).  A target joint
 paired with a source joint (same canonical joint, or same name where neither is
 mapped) gets the world rotation::
 
@@ -135,10 +135,10 @@ def retarget(clip: Motion, target: Skeleton | Clip | Pose, *, mapping: Mapping[s
     travel by the target/source leg-length ratio, ``"keep"`` copies it.
     ``feet="planted"`` (default): the figure stands on the target's floor (a
     clip's captures give its floor and planted ankle height, a skeleton's rest
-    stands on it) and while the source's feet are planted (:mod:`.contacts`)
+    stands on it) and while the source's feet are planted (:mod:`..body.contacts`)
     the target's are held where their contact began, by two-bone leg IK with
     the knee bending about its own hinge axis, eased in and out over a few
-    frames (:mod:`.footing`); ``metadata["feet"]`` says what was held and what
+    frames (:mod:`..body.footing`); ``metadata["feet"]`` says what was held and what
     could not be reached.  ``feet="free"``: every mapped bone's exact
     direction, and ``retarget(c, c)`` gives ``c``'s poses, as does
     ``retarget(c, c.skeleton)`` where ``c``'s translation channels agree with
@@ -264,7 +264,7 @@ def figure(source: Clip | Pose | Skeleton, mapping: Mapping[str, str | None] | N
     ``reference``: ``None`` for the automatic T-pose, ``"rest"`` for the rest
     pose, or world joint rotations ``(J, 3, 3)``.  The automatic T-pose twists
     each bone as the body moves in ``captures`` (by default the motion itself;
-    see :mod:`.anatomy`); a bare skeleton keeps its rest's twists.
+    see :mod:`..body.anatomy`); a bare skeleton keeps its rest's twists.
     """
     skeleton = source if isinstance(source, Skeleton) else source.skeleton
     if mapping is None:
