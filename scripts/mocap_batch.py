@@ -183,7 +183,8 @@ def import_files(bpy: Any, options: argparse.Namespace) -> int:
         found = motion_files(name)
         if not found:
             failures += 1
-            print(f"FAIL {name}: no motion capture files in this folder")
+            print(f"FAIL {name}: " + ("no motion capture files in this folder" if os.path.exists(name)
+                                      else "no such file or folder"))
         inputs += found
     jobs = dict(files_to_read(inputs))
     takes_of: dict[str, list[str]] = {}
@@ -253,6 +254,8 @@ def motion_files(name: str) -> list[str]:
     """The input, or every take in it (recursive, as the library batch finds them) when it is a folder."""
     from mocap_addon.core.batch.plan import takes_in
 
+    if not os.path.exists(name):
+        return []
     return [source for source, _ in takes_in(name)] if os.path.isdir(name) else [name]
 
 
@@ -268,9 +271,8 @@ def onto_rig(bpy: Any, blend: str, name: str, **options: Any) -> Any:
     included) and reference pose, and ``options`` (``feet``); the result is in the rig's unit (its import's,
     else Blender's metres)."""
     from mocap_addon.blender.bridge.armature import armature_named
-    from mocap_addon.blender.bridge.armature_to_clip import armature_action
     from mocap_addon.blender.bridge.bone_mapping import armature_mapping
-    from mocap_addon.blender.bridge.import_record import skeleton_from_json, stored_record
+    from mocap_addon.blender.bridge.import_record import captured_action, skeleton_from_json, stored_record
     from mocap_addon.blender.bridge.motion import armature_pose, armature_skeleton
     from mocap_addon.blender.bridge.reference_pose import reference_rotations
     from mocap_addon.core.retarget.transfer import retarget
@@ -280,8 +282,11 @@ def onto_rig(bpy: Any, blend: str, name: str, **options: Any) -> Any:
     bpy.ops.wm.open_mainfile(filepath=os.path.abspath(blend))
     rig = armature_named(name)
     if rig is None:
-        raise ValueError(f"{blend} has no armature called {name!r}")
-    target = armature_pose(rig) if armature_action(rig) is not None else armature_skeleton(rig)
+        other = bpy.data.objects.get(name)
+        raise ValueError(f"{blend}: {name!r} is a {other.type.lower()}, not an armature" if other is not None
+                         else f"{blend} has no armature called {name!r}")
+    captures = captured_action(rig)  # what the rig plays never changes the result (as mocap.retarget)
+    target = armature_skeleton(rig) if captures is None else armature_pose(rig, captures)
     mapping, reference = armature_mapping(rig), reference_rotations(rig)
     stored = stored_record(rig)
     unit = 1.0 if stored is None else skeleton_from_json(stored)[1].get("unit_in_metres")

@@ -29,6 +29,7 @@ from ..bridge.compat import (
     remove_properties,
     run_time_property,
 )
+from ..bridge.import_record import CAPTURES, captured_action
 from ..bridge.progress import Progress
 from ..bridge.rollback import nothing_left_behind
 from ..bridge.sidebar import SidebarPanel
@@ -114,7 +115,9 @@ def reduce_action(context: bpy.types.Context, obj: bpy.types.Object, tolerance: 
     for key, value in id_properties(action).items():  # what else the action's custom properties say (takes, ...)
         if key not in ("mocap_frame_time", "mocap_reduction"):
             reduced[key] = value
-    if action.users == 0:
+    if captured_action(obj) == action:  # the reduced captures stand for the imported ones
+        armature_data(obj)[CAPTURES] = reduced
+    if action.users == int(action.use_fake_user):  # nothing else plays it: the reduced action takes its place
         name = action.name
         bpy.data.actions.remove(action)
         reduced.name = name
@@ -126,6 +129,9 @@ def reduce_action(context: bpy.types.Context, obj: bpy.types.Object, tolerance: 
 def _armature_with_action(context: bpy.types.Context) -> bpy.types.Object | None:
     obj = context.active_object
     return obj if obj is not None and obj.type == "ARMATURE" and armature_action(obj) is not None else None
+
+
+FLOAT32_NOISE = 1e-6  # of the figure's height: what float32 keys may move a point without any reduction
 
 
 class MOCAP_OT_reduce_keys(bpy.types.Operator):
@@ -155,7 +161,8 @@ class MOCAP_OT_reduce_keys(bpy.types.Operator):
             self.report({"ERROR"}, f"Reduce Keys failed: {error}")
             return {"CANCELLED"}
         text = f"Reduced {obj.name}: {report.summary()} in {time.perf_counter() - started:.2f} s"
-        if report.worst_error <= self.tolerance * report.height * (1 + 1e-3):
+        # Keys are float32: rounding moves a point by up to about 1e-7 of the figure, at any tolerance (0 too).
+        if report.worst_error <= (self.tolerance * (1 + 1e-3) + FLOAT32_NOISE) * report.height:
             self.report({"INFO"}, text)
         else:  # bones keyed in Euler or axis-angle modes beside quaternion ones keep their keys, not the bound
             self.report({"WARNING"}, f"{text}: more than the tolerance")

@@ -1,7 +1,7 @@
 """Retarget panel: one armature's action onto any other rig, an armature onto the canonical skeleton,
 and reference poses for rigs whose automatic T-pose is wrong.
 
-Each operator reads the armatures as core poses (``bridge.motion``) with their
+Each operator reads the armatures as core poses (``blender.motion``) with their
 stored bone mappings (the Bone Mapping panel's, detected when missing), calls
 one core function (``core.retarget``) and writes the result with
 ``foreach_set`` keys; core errors become reports, and a failure leaves the
@@ -22,9 +22,9 @@ from ..bridge.armature_to_clip import armature_action
 from ..bridge.bone_mapping import armature_mapping
 from ..bridge.choices import chosen, enum_property
 from ..bridge.compat import add_properties, remove_properties, run_time_property
-from ..bridge.import_record import captured_action
 from ..bridge.progress import Progress
 from ..bridge.reference_pose import clear_reference_pose, has_reference_pose, reference_rotations, store_reference_pose
+from ..bridge.retarget_inputs import retargeted
 from ..bridge.sidebar import SidebarPanel
 
 if TYPE_CHECKING:
@@ -58,8 +58,7 @@ class MOCAP_OT_retarget(_RootOption, bpy.types.Operator):
                            description="Armature that gets the new action (empty: the active armature)")
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
-        from ...core.retarget.transfer import retarget
-        from ..bridge.motion import armature_pose, armature_skeleton, write_pose
+        from ..bridge.motion import write_pose
         from ..bridge.rollback import nothing_left_behind
 
         started = time.perf_counter()
@@ -78,16 +77,7 @@ class MOCAP_OT_retarget(_RootOption, bpy.types.Operator):
             return {"CANCELLED"}
         try:
             with Progress(context) as progress:
-                pose = armature_pose(source)
-                # What the target plays now never changes the result: its rest (or stored reference pose), and
-                # for a rig imported here the captures it came with (its floor, how its bones twist).
-                captures = captured_action(target)
-                onto = armature_skeleton(target) if captures is None else armature_pose(target, captures)
-                progress.update(0.2)
-                result = retarget(pose, onto, mapping=armature_mapping(source),
-                                  target_mapping=armature_mapping(target), root=chosen(HIPS_TRAVEL, self.root),
-                                  source_reference=reference_rotations(source),
-                                  target_reference=reference_rotations(target), feet=chosen(FEET, self.feet))
+                result = retargeted(source, target, chosen(HIPS_TRAVEL, self.root), chosen(FEET, self.feet))
                 progress.update(0.5)
                 with nothing_left_behind():
                     action = write_pose(target, result, name=f"{source_action.name} on {target.name}",

@@ -71,7 +71,7 @@ def batch_command(args: argparse.Namespace) -> int:
         return 130
     for line in summary.lines:
         if line["status"] == "error":
-            print(f"failed: {line['error']}", file=sys.stderr)
+            print(f"failed: {line['input']}: {line['error']}", file=sys.stderr)  # the path: names repeat in folders
     print(summary)
     print(f"report: {args.report or os.path.join(args.output, REPORT_NAME)}")
     if args.previews:

@@ -197,6 +197,11 @@ def followed(graph: MotionGraph, files: list[str], path: str, args: argparse.Nam
                   min_interval=args.min_interval), asked
 
 
+def _setting(value: object) -> str:
+    """A graph setting as typed (a threshold kept as float32 is 0.9, not 0.8999999761581421)."""
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
 def describe(graph: MotionGraph, path: str) -> str:
     """Clips, frames kept, transitions per clip pair and dead ends of a graph, as text."""
     settings = graph.params
@@ -206,9 +211,8 @@ def describe(graph: MotionGraph, path: str) -> str:
              f"frames:      {graph.frame_count} at {graph.fps:g} fps in {len(graph.clip_names)} clips, "
              f"{int(kept.sum())} kept ({kept.mean():.1%})",
              f"transitions: {len(graph.sources)} ({between} between clips)",
-             "settings:    " + ", ".join(f"{k} {settings[k]}" for k in ("sigma", "nu", "threshold", "min_gap",
-                                                                           "contacts", "local_maxima",
-                                                                           "strongly_connected")),
+             "settings:    " + ", ".join(f"{k} {_setting(settings[k])}" for k in (
+                 "sigma", "nu", "threshold", "min_gap", "contacts", "local_maxima", "strongly_connected")),
              "clips:       frames, kept, feet planted (left, right)"]
     for index, (name, first, count) in enumerate(zip(graph.clip_names, graph.offsets, graph.clip_frames)):
         span = slice(int(first), int(first + count))

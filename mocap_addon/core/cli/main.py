@@ -241,6 +241,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (MissingDependency, GraphFileError) as error:  # before ImportError and ValueError, their bases
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # before OSError, its base: the reader stopped (`... | head`); __main__ ends quietly
+        raise
     except (MocapFormatError, OSError, ValueError, ImportError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -1,0 +1,29 @@
+"""What a retarget of one armature onto another is made of, shared by the tools that retarget (bake or live):
+the core retarget of the two armatures (its root and feet options are the core's, ``core.options``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import bpy
+
+if TYPE_CHECKING:
+    from ...core import Pose
+
+def retargeted(source: bpy.types.Object, target: bpy.types.Object, root: str, feet: str) -> Pose:
+    """``source``'s action on ``target``'s skeleton (core ``retarget``, ``root`` and ``feet`` its ids), with
+    both armatures' stored bone mappings and reference poses.  What the target plays now never changes the
+    result: its rest (or stored reference pose), and for a rig imported here the captures it came with (its
+    floor, how its bones twist)."""
+    from ...core.retarget.transfer import retarget
+    from .bone_mapping import armature_mapping
+    from .import_record import captured_action
+    from .motion import armature_pose, armature_skeleton
+    from .reference_pose import reference_rotations
+
+    pose = armature_pose(source)
+    captures = captured_action(target)
+    onto = armature_skeleton(target) if captures is None else armature_pose(target, captures)
+    return retarget(pose, onto, mapping=armature_mapping(source), target_mapping=armature_mapping(target),
+                    root=root, source_reference=reference_rotations(source),
+                    target_reference=reference_rotations(target), feet=feet)
