@@ -90,8 +90,9 @@ def contact_sheet(clip: Clip, path: str | os.PathLike[str], *, title: str | None
     axes.set_aspect("equal")
     axes.set_anchor("W")  # a narrow figure keeps to the left, under its title
     axes.axis("off")
-    figure.text(0.02, 0.95, title or "clip", fontsize=13, weight="bold", color=TEXT, va="top")
-    figure.text(0.02, 0.885, caption(clip), fontsize=10, color=FAINT, va="top")
+    # Plain text: a file named "$\\foo$.bvh" is a name, not a formula (parse_math=False).
+    figure.text(0.02, 0.95, title or "clip", fontsize=13, weight="bold", color=TEXT, va="top", parse_math=False)
+    figure.text(0.02, 0.885, caption(clip), fontsize=10, color=FAINT, va="top", parse_math=False)
     figure.savefig(os.fspath(path), format="png", metadata={"Software": None}, bbox_inches="tight", pad_inches=0.2)
 
 

@@ -123,12 +123,13 @@ def decode_text(raw: bytes) -> str:
 def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to a temporary file beside ``path`` and rename it into place.
 
-    An ``OSError`` names ``path`` (not the temporary file) with the system's reason.
+    An ``OSError`` names ``path`` (not the temporary file) with the system's reason.  The temporary
+    name is never longer than a name the file system takes (``path``'s own name may be 255 bytes).
     """
     target = os.path.abspath(os.fspath(path))
     temporary = None
     try:
-        handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(target),
+        handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=temporary_suffix(target),
                                              dir=os.path.dirname(target))
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
@@ -140,6 +141,13 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
         if isinstance(error, OSError):
             raise OSError(error.errno, error.strerror, target) from None
         raise
+
+
+def temporary_suffix(target: str) -> str:
+    """The end of a temporary name beside ``target``: its own name where that leaves room for a short
+    prefix within the 255 bytes a name may have, else only its extension."""
+    name = os.path.basename(target)
+    return name if len(os.fsencode(name)) <= 200 else os.path.splitext(name)[1][-16:]
 
 
 def _new_file_mode(target: str) -> int:
