@@ -80,7 +80,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_follow_options(along)
     along.add_argument("--plot", metavar="PNG", help="also draw the followed path over the asked one")
     along.add_argument("--onto", metavar="RIG_FILE", help="retarget the result onto this file's skeleton")
-    along.add_argument("--precision", type=numbers.precision, default=6, help="decimals written (default 6)")
+    add_precision(along)
     add_reduce_option(along)
     drawing = actions.add_parser("plot", help="the thesis's graphs as a PNG (needs matplotlib)")
     drawing.add_argument("graph")
