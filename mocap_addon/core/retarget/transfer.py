@@ -36,7 +36,7 @@ from ..body.footing import Gait, plant_feet, standing
 from ..body.footing import angles_to_reach as _angles_to_reach
 from ..body.footing import rotations_about as _rotations_about
 from ..body.soles import Foot, feet_of
-from ..kinematics import compose
+from ..kinematics import World, compose, forward_kinematics
 from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, encode_joint
 from ..model import rotation_order as order_of
 from ..naming import CANONICAL_JOINTS, CANONICAL_PARENTS, map_skeleton
@@ -184,7 +184,8 @@ def _planted(motion: Pose, result: Pose, source: Figure, target: Figure, standin
     """``result`` on the target's floor with its feet held during the source's contacts (see :func:`retarget`)."""
     source_mapping = {motion.skeleton.names[j]: c for c, j in source.canonical.items()}
     target_mapping = {target.skeleton.names[j]: c for c, j in target.canonical.items()}
-    contacts = find_contacts(motion, source_mapping)
+    source_world = forward_kinematics(motion)
+    contacts = find_contacts(motion, source_mapping, world=source_world)
     stand = standing(standing_on, target_mapping, target.world.T @ np.array([0.0, 1.0, 0.0]))
     turn = target.world.T @ source.world
     if (turn @ contacts.up) @ stand.up < np.cos(np.radians(45)):
@@ -201,7 +202,7 @@ def _planted(motion: Pose, result: Pose, source: Figure, target: Figure, standin
     to_target = turn * (target.leg / source.leg if root == "scale" else 1.0)
     out, planting = plant_feet(result, target_mapping, contacts, stand, to_target, knee_axes,
                                lambda joint, frame: _held(layouts[joint], frame, bone.get(joint)),
-                               target.feet(), _gait(motion, source, contacts, target, standing_on))
+                               target.feet(), _gait(source, contacts, source_world, target, standing_on))
     out.metadata["feet"] = {"mode": "planted", "floor_shift": planting.floor_shift,
                             "held_frames": list(planting.held_frames), "missed_frames": planting.missed_frames,
                             "worst_miss": planting.worst_miss}
@@ -214,27 +215,25 @@ def _planted(motion: Pose, result: Pose, source: Figure, target: Figure, standin
     return out
 
 
-def _gait(motion: Pose, source: Figure, contacts: Contacts, target: Figure,
+def _gait(source: Figure, contacts: Contacts, source_world: World, target: Figure,
           standing_on: Clip | Pose | Skeleton) -> Gait:
     """The source's feet's pitch and knees' flexion, frame by frame (see :class:`.footing.Gait`), its feet's
     pitch measured from how they lie flat on its floor onto how the target's do (in its own captures,
     else its reference pose)."""
-    gait = _gait_of(motion, source, contacts.up)
+    gait = _gait_of(source_world, source, contacts.up)
     own = gait.flat(contacts.touching)
     if isinstance(standing_on, Skeleton) or standing_on.frame_count < 2:
         return gait.relative(own, (0.0, 0.0))
     captures = as_pose(standing_on)
     names = {target.skeleton.names[j]: c for c, j in target.canonical.items()}
-    target_contacts = find_contacts(captures, names)
-    return gait.relative(own, _gait_of(captures, target, target_contacts.up).flat(target_contacts.touching))
+    placed = forward_kinematics(captures)
+    target_contacts = find_contacts(captures, names, world=placed)
+    return gait.relative(own, _gait_of(placed, target, target_contacts.up).flat(target_contacts.touching))
 
 
-def _gait_of(motion: Pose, figure: Figure, up: FloatArray) -> Gait:
-    reading = _Source(motion)
-
+def _gait_of(placed: World, figure: Figure, up: FloatArray) -> Gait:
     def world(joint: int) -> tuple[FloatArray, FloatArray]:
-        turns, places = reading.world(joint)
-        return rotations.quaternion_to_matrix(turns), places
+        return rotations.quaternion_to_matrix(placed.quaternions[:, joint]), placed.positions[:, joint]
 
     legs = [tuple(figure.canonical[f"{j}_{side}"] for j in bodies.LEG_JOINTS) for side in "lr"]
     return Gait.of(world, [(a, b, c) for a, b, c in legs], figure.feet(), up)
