@@ -172,7 +172,7 @@ def test_live_retarget_is_the_baked_retarget_and_switches_source_without_baking(
     assert settings.kept == own and own.use_fake_user  # taken off, kept: it would hide the live pose
     for source in (walk, jog):
         settings.source = bpy.data.objects[source]
-        for root, feet in (("scale", "planted"), ("keep", "free")):
+        for root, feet in (("SCALE", "PLANTED"), ("KEEP", "FREE")):
             actions = set(bpy.data.actions)
             settings.retarget_root, settings.retarget_feet = root, feet
             shown = heads(bpy, target, frames)
@@ -235,3 +235,42 @@ def test_the_live_catch_demo_scene(addon):
     hand = np.array(live.matrix_world @ live.pose.bones["RightHand"].head)
     distance = np.linalg.norm(hand - np.array(ball.matrix_world.translation))
     assert distance <= 1e-3 * live.dimensions.z < REACH * live.dimensions.z
+
+
+def test_the_catch_game_operator_moves_the_mix_judges_and_ends(clips):
+    """The modal operator's steps, driven by hand: Blender makes operators only from a window's events,
+    so its methods run on a stand-in with stand-in events (a timer tick, arrow keys, the wheel, Esc)."""
+    from types import SimpleNamespace
+
+    from mocap_addon.blender.tools.live import MOCAP_OT_catch_game
+    from mocap_addon.core.blend.catch import MIX_STEP
+
+    bpy = clips
+    live = bpy.data.objects[LIVE]
+
+    class Game:
+        joint = "hand_r"
+        _timer = None
+        start, modal, _end = MOCAP_OT_catch_game.start, MOCAP_OT_catch_game.modal, MOCAP_OT_catch_game._end
+
+        def report(self, kind, text):
+            self.said = text
+
+    game, scene = Game(), bpy.context.scene
+    context = SimpleNamespace(active_object=live, scene=scene, window_manager=None, area=None)
+    assert game.start(context) and "catch_ball" in bpy.data.objects
+
+    def event(kind, value="PRESS"):
+        return game.modal(context, SimpleNamespace(type=kind, value=value))
+
+    assert event("UP_ARROW") == {"RUNNING_MODAL"}
+    assert live.mocap_live.mix == pytest.approx(0.3 + MIX_STEP)
+    event("WHEELDOWNMOUSE")
+    event("WHEELDOWNMOUSE")
+    assert live.mocap_live.mix == pytest.approx(0.3 - MIX_STEP)
+    for frame in range(1, 196):  # play: the ball flies, arrives, is judged, another is thrown
+        scene.frame_set(frame)
+        assert event("TIMER", "NOTHING") == {"PASS_THROUGH"}
+    assert game._game.caught + game._game.missed >= 2  # balls judged, then thrown again
+    assert event("ESC") == {"FINISHED"}
+    assert "catch_ball" not in bpy.data.objects and "Catch game over" in game.said

@@ -46,7 +46,7 @@ def test_every_action_made_or_replaced_is_saved_with_the_file(addon, tmp_path):
     sources = [imported(bpy, name, f"source {n}") for n, name in enumerate((WALK, JOG, WALK))]
     made = []
     for source in sources * 2:
-        assert bpy.ops.mocap.retarget(source=source.name, target="rig", feet="free") == {"FINISHED"}
+        assert bpy.ops.mocap.retarget(source=source.name, target="rig", feet="FREE") == {"FINISHED"}
         made.append(rig.animation_data.action.name)
     assert len(set(made)) == 6
     assert bpy.ops.mocap.blend(clip_a="source 0", clip_b="source 1", feet="FREE") == {"FINISHED"}
@@ -98,9 +98,9 @@ def test_source_and_target_come_from_the_selection_each_run(addon):
         properties = operator.get_rna_type().properties
         assert all(properties[name].is_skip_save for name in names), operator
     a, b, c, d = (imported(bpy, WALK, name) for name in "ABCD")
-    assert bpy.ops.mocap.retarget(source="A", target="B", feet="free") == {"FINISHED"}
+    assert bpy.ops.mocap.retarget(source="A", target="B", feet="FREE") == {"FINISHED"}
     select(bpy, c, d)
-    assert bpy.ops.mocap.retarget("INVOKE_DEFAULT", feet="free") == {"FINISHED"}
+    assert bpy.ops.mocap.retarget("INVOKE_DEFAULT", feet="FREE") == {"FINISHED"}
     assert d.animation_data.action.name.endswith("on D")
     select(bpy, a, b)
     assert bpy.ops.mocap.blend("INVOKE_DEFAULT", feet="FREE") == {"FINISHED"}

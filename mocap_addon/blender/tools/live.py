@@ -29,6 +29,7 @@ import numpy as np
 from bpy.app.handlers import persistent
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
 
+from ...core.options import FEET, HIPS_TRAVEL
 from ..bridge.armature import armature_named, is_armature, named_or_selected, pose_bones, rig_copy
 from ..bridge.armature_to_clip import armature_action
 from ..bridge.blend_inputs import (
@@ -39,9 +40,9 @@ from ..bridge.blend_inputs import (
     prepare_blend,
     updating,
 )
+from ..bridge.choices import chosen, enum_property
 from ..bridge.compat import Channels, add_properties, remove_properties, run_time_property
 from ..bridge.live_pose import Poser
-from ..bridge.retarget_inputs import FEET_ITEMS, ROOT_ITEMS
 from ..bridge.rollback import nothing_left_behind
 from ..bridge.sidebar import SidebarPanel
 
@@ -80,8 +81,8 @@ class MocapLiveSettings(BlendOptions, bpy.types.PropertyGroup):
                             description="Armature whose action is mix 1")
     source: PointerProperty(type=bpy.types.Object, name="Source", poll=is_armature, update=_changed,
                             description="Armature whose action the target follows")
-    retarget_root: EnumProperty(name="Root", items=ROOT_ITEMS, default="scale", update=_changed)
-    retarget_feet: EnumProperty(name="Feet", items=FEET_ITEMS, default="planted", update=_changed)
+    retarget_root: enum_property(HIPS_TRAVEL, update=_changed)
+    retarget_feet: enum_property(FEET, update=_changed)
     kept: PointerProperty(type=bpy.types.Action, name="Kept Action",
                           description="The target's action before the live tool took it off (kept with a fake user)")
     envelope: PointerProperty(type=bpy.types.Object, name="Envelope", description="The envelope curve drawn")
@@ -161,7 +162,8 @@ def _build(obj: bpy.types.Object, key: tuple[Any, ...]) -> _Live:
         raise ValueError("the live retarget needs a source armature with an action")
     if settings.source == obj:
         raise ValueError(f"{obj.name} cannot follow itself")
-    motion = retargeted(settings.source, obj, settings.retarget_root, settings.retarget_feet)
+    motion = retargeted(settings.source, obj, chosen(HIPS_TRAVEL, settings.retarget_root),
+                        chosen(FEET, settings.retarget_feet))
     scales = None if motion.scales is None else motion.scales
 
     def frame(index: int, _mix: float) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -279,9 +281,13 @@ class MOCAP_OT_live_blend(BlendOptions, bpy.types.Operator):
     bl_label = "Live Blend"
     bl_options = {"REGISTER", "UNDO"}
 
-    clip_a: StringProperty(name="A", description="Armature whose action is mix 0 (empty: the active armature)")
-    clip_b: StringProperty(name="B", description="Armature whose action is mix 1 (empty: the other selected one)")
-    target: StringProperty(name="Target", description="Armature posed live, with A's bones (empty: <A>_live)")
+    # Not remembered between runs: run again from F3 or the redo panel, the selection decides.
+    clip_a: StringProperty(name="A", options={"SKIP_SAVE"},
+                           description="Armature whose action is mix 0 (empty: the active armature)")
+    clip_b: StringProperty(name="B", options={"SKIP_SAVE"},
+                           description="Armature whose action is mix 1 (empty: the other selected one)")
+    target: StringProperty(name="Target", options={"SKIP_SAVE"},
+                           description="Armature posed live, with A's bones (empty: <A>_live)")
     mix: FloatProperty(name="Mix", default=0.5, min=0.0, max=1.0)
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
@@ -333,11 +339,12 @@ class MOCAP_OT_live_retarget(bpy.types.Operator):
     bl_label = "Live Retarget"
     bl_options = {"REGISTER", "UNDO"}
 
-    source: StringProperty(name="Source", description="Armature whose action is followed (empty: the other "
-                                                        "selected armature)")
-    target: StringProperty(name="Target", description="Armature posed live (empty: the active armature)")
-    root: EnumProperty(name="Root", items=ROOT_ITEMS, default="scale")
-    feet: EnumProperty(name="Feet", items=FEET_ITEMS, default="planted")
+    source: StringProperty(name="Source", options={"SKIP_SAVE"},
+                           description="Armature whose action is followed (empty: the other selected armature)")
+    target: StringProperty(name="Target", options={"SKIP_SAVE"},
+                           description="Armature posed live (empty: the active armature)")
+    root: enum_property(HIPS_TRAVEL)
+    feet: enum_property(FEET)
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         try:
@@ -510,37 +517,43 @@ class MOCAP_OT_catch_game(bpy.types.Operator):
                 and live_settings(obj).mode == "BLEND" and context.window is not None)
 
     def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[OperatorReturnItems]:
+        window, manager = context.window, context.window_manager
+        assert window is not None and manager is not None, "poll: a window"
+        if not self.start(context):
+            return {"CANCELLED"}
+        self._timer = manager.event_timer_add(1.0 / 60.0, window=window)
+        manager.modal_handler_add(self)
+        if not context.screen or not context.screen.is_animation_playing:
+            bpy.ops.screen.animation_play()
+        return {"RUNNING_MODAL"}
+
+    def start(self, context: bpy.types.Context) -> bool:
+        """The game on the active live mix (its hand's envelope at 11 mixes) and the ball, an Empty."""
         from ...core.blend.catch import CatchGame
         from ...core.blend.mixing import envelope
 
-        obj = context.active_object
-        scene, window = context.scene, context.window
-        assert obj is not None and scene is not None and window is not None, "poll"
+        obj, scene = context.active_object, context.scene
+        assert obj is not None and scene is not None, "poll: a live mix"
         settings = live_settings(obj)
         try:
             prepared = prepare_blend(settings.clip_a, settings.clip_b, settings)
             self._bone = _envelope_bone(settings.clip_a, self.joint)
             mixes = np.linspace(0.0, 1.0, 11)
-            world = clip_to_world(obj)
             paths = envelope(prepared.a, prepared.b, self._bone, mixes, **prepared.options)
         except ValueError as error:
             self.report({"ERROR"}, f"Catch game: {error}")
-            return {"CANCELLED"}
-        points = paths @ world[:3, :3].T + world[:3, 3]
-        size = float(np.max(np.array(obj.dimensions))) or 1.0
-        self._game = CatchGame(points, mixes, prepared.a.frame_time, size)
+            return False
+        world = clip_to_world(obj)
+        standing = prepared.a.at([0]).world().positions[0] @ world[:3, :3].T  # A's figure at its first frame
+        size = float(np.ptp(standing, axis=0).max()) or 1.0
+        self._game = CatchGame(paths @ world[:3, :3].T + world[:3, 3], mixes, prepared.a.frame_time, size)
         self._first = first_frame(settings.clip_a)
         self._ball = bpy.data.objects.new("catch_ball", None)
         self._ball.empty_display_type = "SPHERE"
         self._ball.empty_display_size = 0.04 * size
         scene.collection.objects.link(self._ball)
         self._obj = obj
-        assert context.window_manager is not None
-        self._timer = context.window_manager.event_timer_add(1.0 / 60.0, window=window)
-        context.window_manager.modal_handler_add(self)
-        if not context.screen or not context.screen.is_animation_playing:
-            bpy.ops.screen.animation_play()
-        return {"RUNNING_MODAL"}
+        return True
 
     def modal(self, context: bpy.types.Context, event: bpy.types.Event) -> set[OperatorReturnItems]:
         from ...core.blend.catch import moved_mix

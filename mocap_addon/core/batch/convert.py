@@ -225,16 +225,23 @@ def mapped_joints(clip: Clip) -> int:
     return len({joint for joint in map_skeleton(clip.skeleton).values() if joint})
 
 
-def _draw(clip: Clip, job: Job, preview: str, folder: str, warnings: list[str], out_dir: str) -> str | None:
-    """The take's contact sheet, drawn in ``folder`` and moved to ``preview`` (``None``, with a warning,
-    if it could not be drawn: the take itself is converted)."""
-    from .preview import contact_sheet
+def motion_name(preview: str) -> str:
+    """The animation beside a contact sheet (:func:`.preview.motion_sidecar`)."""
+    return os.path.splitext(preview)[0] + ".motion.js"
 
-    drawn = os.path.join(folder, "preview.png")
+
+def _draw(clip: Clip, job: Job, preview: str, folder: str, warnings: list[str], out_dir: str) -> str | None:
+    """The take's contact sheet and its animation, drawn in ``folder`` and moved beside ``preview``
+    (``None``, with a warning, if they could not be drawn: the take itself is converted)."""
+    from .preview import contact_sheet, motion_sidecar
+
+    drawn, moving = os.path.join(folder, "preview.png"), os.path.join(folder, "motion.js")
     try:
         contact_sheet(clip, drawn, title=job.name)
+        motion_sidecar(clip, moving)
         require_inside(preview, out_dir)
         os.makedirs(os.path.dirname(preview) or ".", exist_ok=True)
+        os.replace(moving, motion_name(preview))
         os.replace(drawn, preview)
     except Exception as error:
         warnings.append(f"preview not drawn: {describe(error, job.source)}")

@@ -34,6 +34,7 @@ from .paths import HeldMix, mixed_path
 GRID_STEP = 0.05  # mixes between the held feet's precomputed poses, at first
 REFINEMENTS = 5  # times an interval of the grid may be halved
 LEG_TOLERANCE = 1e-4  # legs (about half a figure): how far an interpolated leg joint may be from the solved one
+ON_GRID = 1e-12  # a mix this near a grid mix is that mix's solved legs (interpolated nowhere)
 SWITCH_GAP = 1e-9  # a contact switch's mix is solved on both sides this near it
 
 
@@ -66,8 +67,8 @@ class LiveBlend:
         assert self.pairing.feet is not None
         for _ in range(REFINEMENTS + 1):
             upper = int(np.clip(np.searchsorted(self.grid, mix), 1, len(self.grid) - 1))
-            if self.checked[upper - 1]:
-                return
+            if self.checked[upper - 1] or np.min(np.abs(self.grid[upper - 1:upper + 1] - mix)) <= ON_GRID:
+                return  # known good, or a mix solved itself (e.g. the catch game's steps of 0.05)
             middle = np.array([0.5 * (self.grid[upper - 1] + self.grid[upper])])
             exact = _held_legs(self.pairing, self.legs, middle)
             guessed = rotations.slerp(self.held[upper - 1], self.held[upper], 0.5)[None]

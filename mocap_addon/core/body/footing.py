@@ -121,9 +121,11 @@ def mixed_holds(points: tuple[FloatArray, FloatArray], touching: tuple[NDArray[n
     motions' points that touch at both ends of the step move (turned into the
     mix's heading), weighted by the mix (the first's alone at mix 0, the
     second's at 1; both where neither touches), so a hold slides no more than
-    the one sliding more; a held ankle's height is the touching ankles' heights
-    mixed alike.  Returns touching ``(..., F, 2, 2)``, guides ``(..., F, 2, 2, 3)``
-    and ankle heights along ``up`` ``(..., F, 2)``.
+    the one sliding more; a held ankle's height is the two ankles' heights
+    mixed by the mix (whether they touch or not: a level that switched to the
+    touching ankles' alone would jump where one contact ends, and the knee with
+    it).  Returns touching ``(..., F, 2, 2)``, guides ``(..., F, 2, 2, 3)`` and
+    ankle heights along ``up`` ``(..., F, 2)``.
     """
     first, second = (np.asarray(t, dtype=np.float64) for t in touching)
     share = np.asarray(mixes, dtype=np.float64)[..., None]  # (..., F, 2, 1): a leg's mix for both its points
@@ -134,8 +136,7 @@ def mixed_holds(points: tuple[FloatArray, FloatArray], touching: tuple[NDArray[n
     step = weight_a[..., None] * moves[0] + weight_b[..., None] * moves[1]
     guides = np.concatenate([np.zeros_like(step[..., :1, :, :, :]), np.cumsum(step, axis=-4)], axis=-4)
     heights = [p[:, :, 0] @ up for p in points]
-    weight_a, weight_b = _touching_weights(share[..., 0], first[..., 0], second[..., 0])
-    levels = np.asarray(weight_a * heights[0] + weight_b * heights[1], dtype=np.float64)
+    levels = np.asarray(heights[0] + share[..., 0] * (heights[1] - heights[0]), dtype=np.float64)
     return np.asarray(mixed), guides, levels
 
 

@@ -10,7 +10,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 import numpy as np
 
@@ -120,8 +120,9 @@ def decode_text(raw: bytes) -> str:
         return raw.decode("latin-1")
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path`` and rename it into place.
+def atomic_write(path: str | os.PathLike[str], data: bytes | Iterable[str]) -> None:
+    """Write ``data`` (bytes, or pieces of text written as UTF-8 as they come, so a large file is never
+    held whole) to a temporary file beside ``path`` and rename it into place.
 
     An ``OSError`` names ``path`` (not the temporary file) with the system's reason.  The temporary
     name is never longer than a name the file system takes (``path``'s own name may be 255 bytes).
@@ -132,7 +133,11 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
         handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=temporary_suffix(target),
                                              dir=os.path.dirname(target))
         with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
+            if isinstance(data, bytes):
+                stream.write(data)
+            else:
+                for piece in data:
+                    stream.write(piece.encode("utf-8"))
         os.chmod(temporary, _new_file_mode(target))
         os.replace(temporary, target)
     except BaseException as error:

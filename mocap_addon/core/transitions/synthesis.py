@@ -70,7 +70,7 @@ def synthesize(graph: MotionGraph, clips: Sequence[Clip | Pose], *, frames: int,
     least :data:`MIN_BLEND` seconds (:func:`assemble`); every clip's planted feet stand on one floor,
     ``y = 0``.
     ``metadata["transitions"]`` lists ``(output_frame, from_global, to_global)`` and ``metadata["path"]``
-    the global source frame of every output frame.  Retarget it onto any rig with :func:`.retarget.retarget`.
+    the global source frame of every output frame.  Retarget it onto any rig with :func:`..retarget.transfer.retarget`.
     """
     graph.check_clips(clips)
     path = walk(graph, frames, start=start, seed=seed, choose=choose, min_interval=min_interval)
@@ -215,7 +215,8 @@ def assemble(graph: MotionGraph, clips: Sequence[Clip | Pose], path: Sequence[in
     translations[:, HIPS] = np.stack([ground.real, heights, ground.imag], axis=1)
     metadata: dict[str, Any] = {
         "source": "motion graph", "clips": list(graph.clip_names), "path": path.tolist(),
-        "transitions": [(int(t), int(path[t - 1]), int(path[t])) for t in landings]}
+        "transitions": [(int(t), int(path[t - 1]), int(path[t])) for t in landings],
+        "start": [float(x), float(z), float(facing)]}
     return Pose(source.skeleton, _local(poses, _yaw(headings)), translations, None, 1.0 / graph.fps, 1, 1.0, "Y",
                 metadata).to_clip()
 
