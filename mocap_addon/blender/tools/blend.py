@@ -27,6 +27,7 @@ from ..bridge.armature import armature_data, armature_named, is_armature, named_
 from ..bridge.armature_to_clip import armature_action
 from ..bridge.choices import enum_items
 from ..bridge.compat import add_properties, assign_action, remove_properties, run_time_property
+from ..bridge.frame_range import FrameRange, in_range
 from ..bridge.progress import Progress
 from ..bridge.rollback import nothing_left_behind
 from ..bridge.sidebar import SidebarPanel
@@ -68,7 +69,7 @@ def _is_empty(self: Any, obj: bpy.types.Object) -> bool:
     return obj.type == "EMPTY"
 
 
-class _BlendOptions:
+class _BlendOptions(FrameRange):
     """How A and B are blended, besides which they are: the blend operator's and :class:`MocapBlendSettings`'."""
 
     mix: FloatProperty(name="Mix", default=0.5, soft_min=0.0, soft_max=1.0,
@@ -80,7 +81,7 @@ class _BlendOptions:
     feet: EnumProperty(name="Feet", items=FEET_ITEMS, default="PLANTED")
 
 
-OPTIONS = tuple(_BlendOptions.__annotations__)  # mix, offset, align, root, mask, feet
+OPTIONS = (*_BlendOptions.__annotations__, *FrameRange.__annotations__)  # mix, offset, ..., feet, A's frame range
 
 
 class MocapBlendSettings(_BlendOptions, bpy.types.PropertyGroup):
@@ -154,7 +155,7 @@ def _prepare(clip_a: bpy.types.Object, clip_b: bpy.types.Object, settings: _Blen
     for clip in (clip_a, clip_b):
         if armature_action(clip) is None:
             raise ValueError(f"{clip.name} has no action to blend")
-    a = armature_pose(clip_a)
+    a = in_range(armature_pose(clip_a), settings)
     mapping_a = armature_mapping(clip_a)
     feet = settings.feet.lower()
     b = as_pose(onto(a, armature_pose(clip_b), mapping=armature_mapping(clip_b), target_mapping=mapping_a, feet=feet))
@@ -182,7 +183,7 @@ def bake(context: bpy.types.Context, clip_a: bpy.types.Object, clip_b: bpy.types
         prepared = _prepare(clip_a, clip_b, settings) if prepared is None else prepared
         progress.update(0.3)
         a = prepared.a
-        first = _first_frame(clip_a)
+        first = a.start_frame
         frames = first + np.arange(a.frame_count, dtype=np.float64)
         mixed = blend(a, prepared.b, _mix_profile(result, frames, settings.mix), **prepared.options)
         progress.update(0.7)

@@ -22,6 +22,7 @@ from ..bridge.armature_to_clip import armature_action
 from ..bridge.bone_mapping import armature_mapping
 from ..bridge.choices import enum_items
 from ..bridge.compat import add_properties, remove_properties, run_time_property
+from ..bridge.frame_range import FrameRange, in_range
 from ..bridge.import_record import captured_action
 from ..bridge.progress import Progress
 from ..bridge.reference_pose import clear_reference_pose, has_reference_pose, reference_rotations, store_reference_pose
@@ -35,8 +36,12 @@ METHOD_ITEMS = enum_items(METHODS, {
     "lengths": ("Bone Lengths", "The armature's own rest and rotations; canonical bone lengths (method 2)")})
 LENGTH_ITEMS = enum_items(LENGTHS, {"reference": ("Reference Body", "Bone lengths of the 1.75 m reference body"),
                                     "source": ("Armature's", "The armature's own bone lengths")})
-ROOT_ITEMS = enum_items(ROOT_MODES, {"scale": ("Scale by Legs", "Hips travel scaled by the ratio of leg lengths"),
-                                     "keep": ("Keep", "Hips travel copied as it is")})
+ROOT_ITEMS = enum_items(ROOT_MODES, {
+    "scale": ("Scale by Legs", "Hips travel scaled by the ratio of leg lengths"),
+    "keep": ("Keep", "Hips travel copied as it is"),
+    "in_place": ("In Place", "Hips travel over the ground removed (game engines move the character themselves)"),
+    "to_root_bone": ("To Root Bone", "Hips travel over the ground carried by the bone above the hips (the rig's "
+                                     "root), the hips keeping only what is relative to it")})
 FEET_ITEMS = enum_items(FEET, {
     "planted": ("Planted", "Feet on the target's floor, held where they land while the source's are planted "
                            "(leg IK, knees bending about their own axes)"),
@@ -57,7 +62,7 @@ class _CanonicalOptions:
     lengths: EnumProperty(name="Lengths", items=LENGTH_ITEMS, default="reference")
 
 
-class MOCAP_OT_retarget(_RootOption, bpy.types.Operator):
+class MOCAP_OT_retarget(_RootOption, FrameRange, bpy.types.Operator):
     """Write the source armature's action onto the target armature as a new action"""
 
     bl_idname = "mocap.retarget"
@@ -91,7 +96,7 @@ class MOCAP_OT_retarget(_RootOption, bpy.types.Operator):
             return {"CANCELLED"}
         try:
             with Progress(context) as progress:
-                pose = armature_pose(source)
+                pose = in_range(armature_pose(source), self)
                 # What the target plays now never changes the result: its rest (or stored reference pose), and
                 # for a rig imported here the captures it came with (its floor, how its bones twist).
                 captures = captured_action(target)
@@ -187,7 +192,7 @@ class MOCAP_OT_set_reference_pose(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class MOCAP_PG_retarget(_RootOption, _CanonicalOptions, bpy.types.PropertyGroup):
+class MOCAP_PG_retarget(_RootOption, FrameRange, _CanonicalOptions, bpy.types.PropertyGroup):
     """The Retarget panel's choices, kept on the scene."""
 
     source: PointerProperty(type=bpy.types.Object, name="Source", poll=is_armature,
@@ -209,14 +214,15 @@ class VIEW3D_PT_mocap_retarget(SidebarPanel):
         column = layout.column(align=True)
         column.prop(settings, "source")
         column.prop(settings, "target")
-        column.prop(settings, "root")
-        column.prop(settings, "feet")
+        for name in ("root", "feet", *FrameRange.__annotations__):
+            column.prop(settings, name)
         row = layout.row()
         row.enabled = settings.source is not None and settings.target is not None
         operator = row.operator(MOCAP_OT_retarget.bl_idname, icon="ARMATURE_DATA")
         operator.source = settings.source.name if settings.source else ""
         operator.target = settings.target.name if settings.target else ""
-        operator.root, operator.feet = settings.root, settings.feet
+        for name in ("root", "feet", *FrameRange.__annotations__):
+            setattr(operator, name, getattr(settings, name))
         obj = context.active_object
         if obj is None or obj.type != "ARMATURE":
             layout.label(text="Select an armature for the tools below")

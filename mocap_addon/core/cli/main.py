@@ -15,6 +15,7 @@ from ..errors import MissingDependency, MocapFormatError
 from ..formats import format_of, load, save, unit_note
 from ..model import Clip, rotation_order
 from ..reduce import DEFAULT_TOLERANCE, reduce_keys
+from ..retarget.root_motion import ROOT_MOTION
 from ..transitions.graph_file import GraphFileError
 from ..units import UNIT_CHOICES, UNITS_IN_METRES
 from . import graph as graph_commands
@@ -109,8 +110,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     onto.add_argument("--onto", required=True, metavar="SKELETON_FILE",
                       help="any motion file (its first frame gives bone vectors its offsets lack)")
     onto.add_argument("output")
-    onto.add_argument("--root", choices=("scale", "keep"), default="scale",
-                      help="hips travel scaled by the leg-length ratio (default) or kept")
+    onto.add_argument("--root", choices=("scale", "keep", *ROOT_MOTION), default="scale",
+                      help="hips travel scaled by the leg-length ratio (default), kept, removed over the ground "
+                           "(in_place) or carried by the bone above the hips (to_root_bone)")
     onto.add_argument("--feet", choices=("planted", "free"), default="planted",
                       help="planted: feet on the target's floor, held while the source's are planted "
                            "(default); free: exact limb directions")

@@ -42,11 +42,12 @@ from ..naming import CANONICAL_JOINTS, CANONICAL_PARENTS, map_skeleton
 from ..pose import Motion, Pose, as_pose, like
 from ..rotations import FloatArray, axis_matrices, euler_to_matrix
 from ..vectors import dot, unit
+from .root_motion import ROOT_MOTION, move_root
 
 REQUIRED = ("hips", "upper_leg_l", "lower_leg_l", "foot_l", "upper_leg_r", "lower_leg_r", "foot_r")
 METHODS = ("rotations", "lengths")
 LENGTHS = ("reference", "source")
-ROOT_MODES = ("scale", "keep")
+ROOT_MODES = ("scale", "keep", *ROOT_MOTION)
 FEET = ("planted", "free")
 TURN_COST = 0.3  # radians of a hinge's miss worth one radian less turn (see _best)
 LARGEST_MISS = 0.1  # radians: a hinge misses by more than the best candidate only up to this
@@ -134,7 +135,10 @@ def retarget(clip: Motion, target: Skeleton | Clip | Pose, *, mapping: Mapping[s
     ``naming.map_skeleton`` results (detected when ``None``);
     ``source_reference`` / ``target_reference`` replace the automatic T-poses
     (world joint rotations ``(J, 3, 3)``).  ``root="scale"`` scales the hips'
-    travel by the target/source leg-length ratio, ``"keep"`` copies it.
+    travel by the target/source leg-length ratio, ``"keep"`` copies it;
+    ``"in_place"`` (scaled, then its travel over the ground taken away) and
+    ``"to_root_bone"`` (scaled, that travel carried by the bone above the hips)
+    are root motion for game engines (:mod:`.root_motion`).
     ``feet="planted"`` (default): the figure stands on the target's floor (a
     clip's captures give its floor and planted ankle height, a skeleton's rest
     stands on it) and while the source's feet are planted (:mod:`.contacts`)
@@ -157,7 +161,12 @@ def retarget(clip: Motion, target: Skeleton | Clip | Pose, *, mapping: Mapping[s
         unit, up, metadata = target.unit_in_metres, target.up_axis, dict(target.metadata)
     metadata.update(warnings=[], retargeted_from=clip.metadata.get("source"))
     result = _transfer(motion, source, target_figure, root, unit, up, metadata)
-    return like(clip, _planted(motion, result, source, target_figure, target, root) if feet == "planted" else result)
+    if feet == "planted":
+        result = _planted(motion, result, source, target_figure, target, root)
+    if root in ROOT_MOTION:
+        up_axis = target_figure.world.T @ np.array([0.0, 1.0, 0.0])
+        result = move_root(result, target_figure.canonical["hips"], up_axis, root)
+    return like(clip, result)
 
 
 def _planted(motion: Pose, result: Pose, source: Figure, target: Figure, standing_on: Clip | Pose | Skeleton,
@@ -179,7 +188,7 @@ def _planted(motion: Pose, result: Pose, source: Figure, target: Figure, standin
                  for side in "lr"}
     bone = _bone_vectors(target)
     layouts = target.skeleton.channels
-    to_target = turn * (target.leg / source.leg if root == "scale" else 1.0)
+    to_target = turn * (target.leg / source.leg if root != "keep" else 1.0)
     out, planting = plant_feet(result, target_mapping, contacts, stand, to_target, knee_axes,
                                lambda joint, frame: _held(layouts[joint], frame, bone.get(joint)))
     out.metadata["feet"] = {"mode": "planted", "floor_shift": planting.floor_shift,
@@ -746,7 +755,7 @@ def _placed(reading: _Source, source: Figure, target: Figure, world: Callable[[i
         parent = parents[joint]
         positions[joint] = local[joint] if parent < 0 else positions[parent] + grown[step - 1] * (
             rotations.quaternion_rotate(world(parent), local[joint]))
-    to_target = target.world.T @ source.world * (target.leg / source.leg if root == "scale" else 1.0)
+    to_target = target.world.T @ source.world * (target.leg / source.leg if root != "keep" else 1.0)
     driven = [j for j in path if j in pairs]
     moves = [any(c in TRANSLATION_CHANNELS for c in layout) for layout in skeleton.channels]
     carried: dict[int, FloatArray] = {}
