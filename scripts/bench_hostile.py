@@ -11,7 +11,13 @@ or lines.  Each case runs in a fresh process, which reports the CPU time to
 refuse it and its peak resident memory once the file is made (in memory, as a
 reader holds it) and once it is refused.  Not a test.
 
+Third table (``--large-take BVH``, issue 26): a take repeated to ``--megabytes``
+(default 200; written to a temporary folder, never kept) is converted to BVH, HTR
+and ASF/AMC by the command line under ``/usr/bin/time -v``; its peak resident
+memory is compared with the file's size (the aim: at most 4x).
+
     python scripts/bench_hostile.py [--joints 1000 10000] [--repeat 3]
+    python scripts/bench_hostile.py --large-take ../shared/corpus/bvh/bandai_dataset-1_walk_normal_001.bvh
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -71,12 +78,54 @@ def refuse_long_line(wanted: str) -> dict[str, object]:
     return {"seconds": seconds, "built_mb": built, "peak_mb": peak, "file_mb": len(data) / 1e6, "outcome": outcome}
 
 
+def repeated_take(source: Path, megabytes: float, target: Path) -> int:
+    """Write ``source`` (a BVH) with its frames repeated until the file reaches ``megabytes``; the frame count."""
+    data = source.read_bytes()
+    match = re.search(rb"Frames:[ \t]*\d+[ \t]*\r?\n(Frame Time:[^\n]*\n)", data)
+    if match is None:
+        raise SystemExit(f"{source}: no Frames:/Frame Time: lines")
+    rows = data[match.end():].rstrip(b"\r\n") + b"\n"
+    copies = int(megabytes * 1e6 // len(rows)) + 1
+    frames = rows.count(b"\n") * copies
+    with open(target, "wb") as stream:
+        stream.write(data[:match.start()] + b"Frames: %d\n" % frames + match.group(1))
+        for _ in range(copies):
+            stream.write(rows)
+    return frames
+
+
+def large_take_memory(source: Path, megabytes: float) -> None:
+    """Peak resident memory converting the repeated take to each format, against its size."""
+    with tempfile.TemporaryDirectory() as folder:
+        big = Path(folder) / "large.bvh"
+        frames = repeated_take(source, megabytes, big)
+        size = big.stat().st_size
+        print(f"{big.name}: {size / 1e6:.0f} MB, {frames:,} frames (from {source.name})\n")
+        print("| converted to | peak MB | peak / file size | wall s |")
+        print("|---|---:|---:|---:|")
+        for extension in FORMATS:
+            timed = subprocess.run(["/usr/bin/time", "-v", sys.executable, "-m", "mocap_addon.core", "convert",
+                                    str(big), str(Path(folder) / f"out{extension}")], capture_output=True,
+                                   text=True, check=True, cwd=REPO)
+            peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", timed.stderr).group(1)) * 1024
+            wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", timed.stderr).group(1)
+            seconds = sum(float(part) * 60 ** n for n, part in enumerate(reversed(wall.split(":"))))
+            print(f"| {extension[1:].upper()} | {peak / 1e6:.0f} | {peak / size:.1f} | {seconds:.0f} |")
+            for written in Path(folder).glob("out.*"):
+                written.unlink()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--joints", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--long-line", help=argparse.SUPPRESS)
+    parser.add_argument("--large-take", type=Path, help="a BVH to repeat into a large take (memory table only)")
+    parser.add_argument("--megabytes", type=float, default=200.0, help="size of the large take (default 200)")
     args = parser.parse_args()
+    if args.large_take:
+        large_take_memory(args.large_take, args.megabytes)
+        return
     if args.long_line:
         print(json.dumps(refuse_long_line(args.long_line)))
         return

@@ -1,11 +1,17 @@
-"""The catch from the mixing study, as a Blender scene: a ball flies in and the mix is solved so the hand meets it.
+"""The catch from the mixing study, as a Blender scene: a ball flies in and the mix takes the hand to it.
 
-Imports the bundled walk, blends it with itself 40 frames later (``<walk>_blend``),
-throws a ball (an Empty) along a parabola through a point the right hand can
-reach at the catch frame, solves and keys the mix there, draws the hand's
-envelope, and saves the scene.  Play it in Blender: the hand meets the ball.
+Live (the default): imports the bundled walk, puts a live mix of it and itself
+40 frames later on ``<walk>_live`` (``mocap.live_blend``), draws the right hand's
+envelope (``mocap.draw_envelope``), throws a ball (an Empty) the way the catch
+game does (``core.blend.catch``: along a parabola onto a point of the envelope),
+and keys the live mix so the hand is there when the ball arrives.  Play it, or
+run *Catch Game* on ``<walk>_live`` and steer the mix yourself.
 
-    python scripts/catch_demo.py [OUT.blend]          (the bpy wheel; default out/catch.blend)
+Baked (``--baked``): blends the walk into ``<walk>_blend``, throws the ball
+through a point the hand can reach, solves and keys the mix there with
+``mocap.solve_mix``, and draws the envelope as curves.
+
+    python scripts/catch_demo.py [OUT.blend] [--baked]   (the bpy wheel; default out/catch.blend)
 """
 
 from __future__ import annotations
@@ -48,8 +54,41 @@ def build_catch(bpy, sample: Path = SAMPLE, catch: int = CATCH_FRAME) -> tuple[o
     return result, ball
 
 
+def build_live_catch(bpy, sample: Path = SAMPLE, seed: int = 2) -> tuple[object, object, object]:
+    """Build the live scene in the current file; returns the live target, the ball and the game's ball
+    (its flight and the mix that catches it)."""
+    import numpy as np
+
+    from mocap_addon.core.blend.catch import CatchGame
+
+    scene = bpy.context.scene
+    bpy.ops.import_anim.mocap_bvh(filepath=str(sample), update_scene_range=True)
+    walk = bpy.context.object.name
+    bpy.ops.mocap.live_blend(clip_a=walk, clip_b=walk, offset=40, mix=0.2)
+    live = bpy.context.object
+    bpy.ops.mocap.draw_envelope(joint="hand_r", mixes=11)
+    paths = np.array([[p.co[:3] for p in spline.points] for spline in live.mocap_live.envelope.data.splines][:11])
+    game = CatchGame(paths, np.linspace(0.0, 1.0, 11), 1.0 / scene.render.fps, float(live.dimensions.z), seed=seed)
+    flight = game.throw(10)
+    assert flight is not None, "the walk is long enough for a throw"
+    ball = bpy.data.objects.new("ball", None)
+    ball.empty_display_type = "SPHERE"
+    ball.empty_display_size = 0.04 * float(live.dimensions.z)
+    scene.collection.objects.link(ball)
+    first = scene.frame_start
+    for frame in range(flight.start, flight.arrival + 1):
+        ball.location = flight.position(frame)
+        ball.keyframe_insert("location", frame=first + frame)
+    for frame, mix in ((first, 0.2), (first + flight.start, 0.2), (first + flight.arrival, flight.mix)):
+        live.mocap_live.mix = mix
+        live.keyframe_insert("mocap_live.mix", frame=frame)
+    scene.frame_set(first + flight.arrival)
+    return live, ball, flight
+
+
 def main() -> None:
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "out" / "catch.blend").resolve()
+    arguments = [a for a in sys.argv[1:] if a != "--baked"]
+    out = Path(arguments[0] if arguments else ROOT / "out" / "catch.blend").resolve()
     sys.path.insert(0, str(ROOT))
     import bpy
 
@@ -57,10 +96,15 @@ def main() -> None:
 
     mocap_addon.register()
     bpy.ops.wm.read_homefile(use_empty=True)
-    result, _ = build_catch(bpy)
+    if "--baked" in sys.argv:
+        result, _ = build_catch(bpy)
+        said = f"{result.name}, mix {result.data.mocap_blend.mix:.4f} keyed at frame {CATCH_FRAME}"
+    else:
+        live, _, flight = build_live_catch(bpy)
+        said = f"{live.name}: live mix keyed to {flight.mix:.2f} as the ball arrives at frame {flight.arrival + 1}"
     out.parent.mkdir(parents=True, exist_ok=True)
     bpy.ops.wm.save_as_mainfile(filepath=str(out))
-    print(f"{out}: {result.name}, mix {result.data.mocap_blend.mix:.4f} keyed at frame {CATCH_FRAME}", flush=True)
+    print(f"{out}: {said}", flush=True)
     os._exit(0)  # bpy 4.5 can hang at exit after saving
 
 

@@ -9,16 +9,24 @@ Prints Markdown tables (the README's figures come from here):
   contact frame (leg lengths), source and result, the planted ankle height
   against the rig's own captures, and the largest knee step, for ``feet="free"``
   and ``"planted"``;
+* every human take onto every rig with planted feet (:mod:`core.retarget.judging`):
+  the share of contact frames whose lowest foot point (heel, ball, toe tip) is
+  within 0.015 leg lengths of the rig's floor, the deepest under it (and the
+  source's own), each stance's knee flexion at mid-stance against the source's,
+  straight-knee frames, limb spins, frames out of reach, CPU time and warnings;
 * with ``--plot FOLDER`` (matplotlib), a side view of each retarget's legs and
-  feet over time, free above planted.  Not a test.
+  feet over time, free above planted, and each take's lowest foot point and
+  knee flexion against the source's.  Not a test.
 
     python scripts/retarget_quality.py [--corpus ../shared/corpus] [--plot /tmp/feet] [--walk other.bvh ...]
+        [--soles-only]
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,6 +39,7 @@ from mocap_addon.core import Clip, load, world_positions
 from mocap_addon.core.body.anatomy import angle_between, facing_to_travel, hinge_axes, largest_bend_step
 from mocap_addon.core.body.contacts import Contacts, find_contacts
 from mocap_addon.core.naming import map_skeleton
+from mocap_addon.core.retarget.judging import Judgement, judge
 from mocap_addon.core.retarget.transfer import retarget, to_canonical
 
 WALKS = ["bvh/ganim_Xia_normal.bvh", "bvh/bandai_dataset-2_walk_elderly_004.bvh",
@@ -93,6 +102,68 @@ def feet_table(corpus: Path, plots: Path | None, walks: list[str]) -> None:
                      f"{Path(walk_name).name} onto {Path(rig_name).name}")
 
 
+def human_takes(corpus: Path) -> list[Path]:
+    """Every human take of the corpus (more than one frame)."""
+    return sorted(p for folder in ("bvh", "htr", "asf_amc") for p in (corpus / folder).iterdir()
+                  if p.suffix.lower() in (".bvh", ".htr", ".amc") and not any(w in p.name for w in NOT_HUMAN))
+
+
+def soles_table(corpus: Path, plots: Path | None, extra: list[str]) -> None:
+    """Every human take onto every rig, feet planted: soles, stance knees, straight knees, spins, reach."""
+    print("\n| rig | take | frames | contact frames | soles within 0.015 | deepest | source deepest | "
+          "stance knee error p50 / max | straight knees result / source | spins | missed | CPU s | warnings |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for rig_name in RIGS:
+        rig = load(corpus / rig_name)
+        for take in human_takes(corpus) + [Path(w) for w in extra]:
+            source = load(take)
+            started = time.process_time()
+            result = retarget(source, rig)
+            seconds = time.process_time() - started
+            judged = judge(source, rig, result)
+            errors = np.abs(judged.stance_knee_errors())
+            knees = f"{np.median(errors):.1f} / {errors.max():.1f}" if errors.size else "-"
+            straight = judged.straight()
+            warnings = "; ".join(w.split(":")[0] for w in result.metadata.get("warnings", []))
+            print(f"| {Path(rig_name).name} | {take.name} | {judged.frames} | {judged.contact_frames} | "
+                  f"{judged.on_floor():.3f} | {judged.deepest():.3f} | {judged.source_deepest():.3f} | {knees} | "
+                  f"{straight[0]} / {straight[1]} | {judged.spins} | {result.metadata['feet'].get('missed_frames', 0)} "
+                  f"| {seconds:.2f} | {warnings} |", flush=True)
+            if plots is not None:
+                draw_soles(plots / f"soles_{take.stem}_onto_{Path(rig_name).stem}.png", judged,
+                           f"{take.name} onto {Path(rig_name).name}")
+
+
+def draw_soles(path: Path, judged: Judgement, title: str) -> None:
+    """The lowest foot point above the floor and the knees' flexion over time, source beside result."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(3, 1, figsize=(12, 8), sharex=True)
+    frames = np.arange(judged.frames)
+    for side, colour in ((0, "tab:blue"), (1, "tab:red")):
+        axes[0].plot(frames, judged.soles[:, side], color=colour, label=f"result {'LR'[side]}")
+        axes[0].plot(frames, judged.source_soles[:, side], color=colour, linestyle=":", label=f"source {'LR'[side]}")
+        axes[0].fill_between(frames, -0.03 - 0.01 * side, -0.025 - 0.01 * side, where=judged.planted[:, side],
+                             color=colour, step="mid")
+        axes[1 + side].plot(frames, judged.source_knees[:, side], color="black", label="source")
+        axes[1 + side].plot(frames, judged.knees[:, side], color=colour, label="result")
+        axes[1 + side].fill_between(frames, 0, 4, where=judged.planted[:, side], color=colour, alpha=0.3, step="mid")
+        axes[1 + side].set_ylabel(f"knee {'LR'[side]} flexion (degrees)")
+        axes[1 + side].legend(fontsize=7, loc="upper right")
+    axes[0].axhline(0.0, color="black", linewidth=0.5)
+    axes[0].set_ylim(-0.06, 0.3)
+    axes[0].set_ylabel("lowest foot point (leg lengths)")
+    axes[0].legend(fontsize=7, loc="upper right")
+    axes[0].set_title(f"{title}: feet planted (contacts shaded)", fontsize=9)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.tight_layout()
+    figure.savefig(path, dpi=70)
+    plt.close(figure)
+
+
 def draw(path: Path, contacts: Contacts, own: Contacts, measured: dict[str, Contacts], title: str) -> None:
     """Ankle heights above the rig's floor over time (contacts shaded), free above planted."""
     import matplotlib
@@ -124,9 +195,12 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
     parser.add_argument("--plot", type=Path, help="a folder for side views (needs matplotlib)")
     parser.add_argument("--walk", action="append", default=[], help="another walk (a path) to retarget onto the rigs")
+    parser.add_argument("--soles-only", action="store_true", help="only the table of every take onto every rig")
     args = parser.parse_args()
-    canonical_table(args.corpus)
-    feet_table(args.corpus, args.plot, WALKS + [str(Path(w).resolve()) for w in args.walk])
+    if not args.soles_only:
+        canonical_table(args.corpus)
+        feet_table(args.corpus, args.plot, WALKS + [str(Path(w).resolve()) for w in args.walk])
+    soles_table(args.corpus, args.plot, [str(Path(w).resolve()) for w in args.walk])
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -135,6 +136,32 @@ def test_presets_save_and_load_in_the_user_folder(addon, tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="'pelvis' is not a canonical joint"):
         bpy.ops.mocap.load_mapping_preset(filepath=str(bad))
     assert stored(obj) == before
+
+
+def test_hostile_presets_and_names_sharing_a_file_are_refused(addon, tmp_path, monkeypatch):
+    """Issue 26: a nested preset, a list where a name goes, a FIFO: one-line reports, the mapping kept;
+    "My.Rig" after "My Rig" (one file) is refused unless Overwrite is ticked."""
+    bpy = addon
+    from mocap_addon.blender.tools import mapping as tool
+
+    monkeypatch.setattr(tool, "presets_folder", lambda *args, **kwargs: tmp_path)
+    obj = imported(bpy, SAMPLE)
+    before = stored(obj)
+    (tmp_path / "deep.json").write_text("[" * 10_000 + "]" * 10_000)
+    (tmp_path / "list.json").write_text('{"joints": {"Hips": ["hips"]}}')
+    os.mkfifo(tmp_path / "fifo.json")
+    for name, words in (("deep.json", "nested too deeply"), ("list.json", "is not a canonical joint name"),
+                        ("fifo.json", "not a regular file")):
+        with pytest.raises(RuntimeError, match=words) as caught:
+            bpy.ops.mocap.load_mapping_preset(filepath=str(tmp_path / name))
+        assert "Traceback" not in str(caught.value)
+    assert stored(obj) == before
+    assert bpy.ops.mocap.save_mapping_preset(name="My Rig") == {"FINISHED"}
+    with pytest.raises(RuntimeError, match=r"already saved as My_Rig\.json"):
+        bpy.ops.mocap.save_mapping_preset(name="My.Rig")
+    assert json.loads((tmp_path / "My_Rig.json").read_text())["name"] == "My Rig"
+    assert bpy.ops.mocap.save_mapping_preset(name="My.Rig", overwrite=True) == {"FINISHED"}
+    assert json.loads((tmp_path / "My_Rig.json").read_text())["name"] == "My.Rig"
 
 
 def test_builtin_preset_maps_a_rig_built_in_blender(addon):

@@ -194,8 +194,70 @@ def test_panel_lists_the_transitions_of_the_current_frame(scene):
                          "mocap.save_graph"]
     assert f"label: Frame {round(frame)}: {len(options)} transitions" in drawn
     assert drawn.count("mocap.take_transition") == min(len(options), 12)
-    assert drawn[-3:] == ["frames", "seed", "mocap.synthesize"]
+    assert drawn[-6:] == ["frames", "seed", "mocap.synthesize", "curve", "mocap.synthesize_along", "mocap.prune_walk"]
     drawn.clear()
     bpy.context.view_layer.objects.active = None
     VIEW3D_PT_mocap_transitions.draw(Panel(), bpy.context)
     assert "label: Make a clip of the graph active to see its transitions" in drawn
+
+
+def _curve(bpy, points, name="Path"):
+    """A poly Curve object through ``points`` (world X, Y on the floor)."""
+    data = bpy.data.curves.new(name, type="CURVE")
+    spline = data.splines.new("POLY")
+    spline.points.add(len(points) - 1)
+    for point, (x, y) in zip(spline.points, points):
+        point.co = (x, y, 0.0, 1.0)
+    obj = bpy.data.objects.new(name, data)
+    bpy.context.scene.collection.objects.link(obj)
+    return obj
+
+
+def test_synthesize_along_walks_the_curve_and_prune_cuts_a_stretch(scene):
+    bpy, _ = scene
+    unit = 100.0  # the samples' rigs are in centimetres: so is the curve drawn for them
+    angles = np.linspace(0, np.pi / 2, 40)
+    bend = np.stack([6 - 6 * np.cos(angles), 6 * np.sin(angles)], axis=1)  # 6 m straight, a quarter of radius 6 m
+    points = np.concatenate([np.stack([np.zeros(30), np.linspace(-6, 0, 30, endpoint=False)], 1), bend])
+    path = _curve(bpy, points * unit)
+    rig = bpy.data.objects[WALK]
+    bpy.context.scene.mocap_graph.target = rig
+    assert bpy.ops.mocap.synthesize_along(curve=path.name) == {"FINISHED"}
+    rig = bpy.data.objects[f"{WALK}_walk"]
+    action = rig.animation_data.action
+    assert action.name.startswith(f"{WALK}_walk along {path.name}")
+    first, last = (round(v) for v in action.frame_range)
+    frames = np.arange(first, last + 1, dtype=np.float64)
+    hips = np.empty((len(frames), 3))
+    for k, frame in enumerate(frames):  # the hips where Blender shows them
+        bpy.context.scene.frame_set(int(frame))
+        hips[k] = np.array(rig.matrix_world @ rig.pose.bones[0].head) / unit
+    dense = np.concatenate([np.stack([np.zeros(300), np.linspace(-6, 0, 300)], 1),
+                            np.stack([6 - 6 * np.cos(np.linspace(0, np.pi / 2, 600)),
+                                      6 * np.sin(np.linspace(0, np.pi / 2, 600))], 1)])
+    gaps = np.min(np.linalg.norm(hips[:, None, :2] - dense[None], axis=-1), axis=1)
+    assert gaps.mean() <= 0.15 and gaps.max() <= 0.5
+    assert np.linalg.norm(hips[0, :2] - points[0]) <= 0.2 and np.linalg.norm(hips[-1, :2] - points[-1]) <= 0.5
+    markers = [m for m in bpy.context.scene.timeline_markers if m.name.startswith("graph: ")]
+    assert len(markers) >= 2
+    # prune: the stretch at the second marker's frame is cut, the rest joined
+    landings = sorted(m.frame for m in markers)
+    bpy.context.scene.frame_set(landings[0])
+    assert bpy.ops.mocap.prune_walk() == {"FINISHED"}
+    pruned = rig.animation_data.action
+    assert pruned != action and pruned.name.startswith(f"{WALK}_walk pruned")
+    bpy.context.scene.frame_set(landings[0] - 2)
+    kept = np.array(rig.matrix_world @ rig.pose.bones[0].head) / unit
+    np.testing.assert_allclose(kept, hips[landings[0] - 2 - first], atol=1e-4)  # the frames before the cut stay
+    with pytest.raises(RuntimeError, match="between two of the action's"):
+        bpy.ops.mocap.prune_walk(first=0, last=99)
+
+
+def test_synthesize_along_refuses_what_is_not_a_curve(scene):
+    bpy, _ = scene
+    bpy.context.scene.mocap_graph.target = bpy.data.objects[WALK]
+    bpy.context.view_layer.objects.active = bpy.data.objects[JOG]
+    before = ids(bpy)
+    with pytest.raises(RuntimeError, match="choose a Curve object"):
+        bpy.ops.mocap.synthesize_along()
+    assert ids(bpy) == before

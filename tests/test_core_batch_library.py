@@ -167,9 +167,9 @@ def test_previews_draw_every_take_and_the_index_names_them(tmp_path):
     out = tmp_path / "out"
     result = batch(str(small.root), "-o", str(out), "--to", "bvh", "--jobs", "2", "--previews")
     assert result.returncode == 1, result.stderr
-    pictures = {p.relative_to(out / "previews").with_suffix("").as_posix() for p in (out / "previews").rglob("*")
-                if p.is_file()}
-    assert pictures == {t.relative_to(small.root).with_suffix("").as_posix() for t in small.takes}
+    drawn = [p.relative_to(out / "previews").as_posix() for p in (out / "previews").rglob("*") if p.is_file()]
+    stems = {t.relative_to(small.root).with_suffix("").as_posix() for t in small.takes}
+    assert sorted(drawn) == sorted([f"{s}.png" for s in stems] + [f"{s}.motion.js" for s in stems])
     for take in small.takes[:5]:
         image = imread(out / "previews" / take.relative_to(small.root).with_suffix(".png"))
         assert image.shape[0] > 400 and image.shape[1] > 400 and image.std() > 0.05  # a drawn sheet
@@ -179,6 +179,7 @@ def test_previews_draw_every_take_and_the_index_names_them(tmp_path):
     for line in report(out):
         if line["status"] == "error":
             assert html.escape(line["error"]) in page
-    for source in re.findall(r'<img src="([^"]+)"', page):
+    for source in re.findall(r'href="(previews/[^"]+)"', page) + re.findall(r'data-motion="([^"]+)"', page):
         assert (out / unquote(html.unescape(source))).is_file()
-    assert page.count('<img src="') == len(small.takes)
+    assert page.count("<canvas ") == page.count('>contact sheet</a>') == len(small.takes)
+    assert len(re.findall(r'data-motion="previews/[^"]+\.motion\.js"', page)) == len(small.takes)

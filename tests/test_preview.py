@@ -87,3 +87,28 @@ def test_the_preview_command_fails_in_one_line(tmp_path, capsys, monkeypatch):
     error = capsys.readouterr().err
     assert error == 'error: previews need matplotlib: pip install "mocap-addon[previews]" (or pip install matplotlib)\n'
     assert not (tmp_path / "walk.png").exists()
+
+
+def test_the_library_pages_animation_is_the_side_view_in_int16(tmp_path):
+    import base64
+    import json
+
+    from mocap_addon.core.batch.preview import SIDECAR_FPS, motion_sidecar
+
+    clip = load(WALK)
+    path = tmp_path / "walk.motion.js"
+    motion_sidecar(clip, path)
+    text = path.read_text()
+    assert text.startswith("mocapMotion(document.currentScript, {") and text.endswith("});\n")
+    sidecar = json.loads(text[text.index("{"):text.rindex("}") + 1])
+    seconds = clip.frame_count * clip.frame_time
+    assert sidecar["frames"] == round(seconds * SIDECAR_FPS)
+    assert sidecar["fps"] == pytest.approx((sidecar["frames"] - 1) / seconds)
+    points = np.frombuffer(base64.b64decode(sidecar["data"]), "<i2").reshape(sidecar["frames"], -1, 2, 2)
+    body = stick_figures(clip, sidecar["frames"])
+    assert points.shape[1] == len(body.sides) == len(sidecar["sides"])
+    # heights above the floor, at the scale the header gives: feet on the floor, the tallest point at the top
+    reach = float((body.segments @ body.up - body.floor).max()) / sidecar["tall"]
+    height = body.segments @ body.up - body.floor
+    np.testing.assert_allclose(points[..., 1] / 32767 * reach, height, atol=reach / 32767)
+    assert points[..., 1].min() <= 40 and points[..., 1].max() == 32767

@@ -88,7 +88,7 @@ def write_action(obj: bpy.types.Object, name: str, names: list[str], frames: np.
             values = rotations.quaternion_continuity(turns)
             prop = "rotation_quaternion"
             if mode == "AXIS_ANGLE":
-                values, prop = _axis_angle(values), "rotation_axis_angle"
+                values, prop = axis_angle_values(values), "rotation_axis_angle"
         else:
             mode = euler_mode(orders[joint]) if mode == "EULER" else mode
             pose_bone.rotation_mode = cast("ObjectRotationModeItems", mode)
@@ -104,7 +104,7 @@ def write_action(obj: bpy.types.Object, name: str, names: list[str], frames: np.
     return action
 
 
-def _axis_angle(quaternions: np.ndarray) -> np.ndarray:
+def axis_angle_values(quaternions: np.ndarray) -> np.ndarray:
     """Blender's axis-angle values (angle, x, y, z) for continuous quaternions ``(F, 4)``."""
     vector = quaternions[:, 1:]
     length = np.linalg.norm(vector, axis=1)

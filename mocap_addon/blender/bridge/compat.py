@@ -107,6 +107,13 @@ class Channels:
         fcurve.group = groups.get(group) or groups.new(group)
         return fcurve
 
+    def find(self, data_path: str, index: int = 0) -> bpy.types.FCurve | None:
+        """The F-curve of ``data_path`` [``index``] the object reads, if any."""
+        if self.bag is not None:
+            found: bpy.types.FCurve | None = self.bag.fcurves.find(data_path, index=index)
+            return found
+        return None if is_slotted(self.action) else self.action.fcurves.find(data_path, index=index)
+
     def all(self) -> Iterable[bpy.types.FCurve]:
         """Every F-curve the object reads from the action."""
         if self.bag is not None:

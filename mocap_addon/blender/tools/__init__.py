@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import blend, mapping, reduce, retarget, transitions
+from . import blend, live, mapping, reduce, retarget, transitions
 
-MODULES: tuple[ModuleType, ...] = (mapping, retarget, blend, transitions, reduce)
+MODULES: tuple[ModuleType, ...] = (mapping, retarget, blend, live, transitions, reduce)
 CLASSES = tuple(c for module in MODULES for c in module.CLASSES)
 
 

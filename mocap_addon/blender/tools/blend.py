@@ -14,18 +14,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import bpy
 import numpy as np
-from bpy.props import EnumProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
+from bpy.props import FloatProperty, IntProperty, PointerProperty, StringProperty
 
-from ...core.blend.mixing import ALIGN_MODES, FEET_MODES, ROOT_MODES
 from ..bridge.animation import curves_by_path, sample_fcurve
 from ..bridge.armature import armature_data, armature_named, is_armature, named_or_selected, pose_bones, rig_copy
-from ..bridge.armature_to_clip import armature_action
-from ..bridge.choices import enum_items
+from ..bridge.blend_inputs import BLEND_OPTIONS, BlendOptions, Prepared, clip_to_world, prepare_blend
 from ..bridge.compat import add_properties, assign_action, remove_properties, run_time_property
 from ..bridge.frame_range import FrameRange, in_range
 from ..bridge.progress import Progress
@@ -38,50 +35,20 @@ if TYPE_CHECKING:
     from ...core import Pose
 
 MIX_PATH = "mocap_blend.mix"
-ALIGN_ITEMS = enum_items(ALIGN_MODES, {
-    "none": ("Frame by Frame", "B's frame f + offset pairs with A's frame f (in time)"),
-    "scale": ("Stretch", "B, from the offset on, stretched over A's length"),
-    "dtw": ("Time Warp", "B warped onto A by dynamic time warping on their poses")}, upper=True)
-ROOT_ITEMS = enum_items(ROOT_MODES, {
-    "blend": ("Blend", "The root's path and turn are blended like any joint"),
-    "a": ("From A", "A's path and heading, the root's tilt blended"),
-    "b": ("From B", "B's path and heading, the root's tilt blended"),
-    "heading": ("Match Heading", "Each path in its own moving heading frame: turning and speed mixed, from A's "
-                                 "start (for walks in different directions)")}, upper=True)
-FEET_ITEMS = enum_items(FEET_MODES, {
-    "planted": ("Planted", "Feet held on A's floor where the clips' feet are planted (their holds mixed), by leg IK"),
-    "free": ("Free", "Joints mixed alone: feet may slide and float")}, upper=True)
-_MASK_ITEMS: list[tuple[str, str, str]] = []  # Blender needs the item strings kept alive
-
-
-def _mask_items(self: Any, context: bpy.types.Context | None) -> list[tuple[str, str, str]]:
-    """No mask, then the core's mask presets (read on first use)."""
-    if not _MASK_ITEMS:
-        from ...core.blend.mixing import mask_presets
-
-        _MASK_ITEMS.append(("NONE", "Whole Body", "Every joint takes the mix"))
-        _MASK_ITEMS.extend((key.upper(), preset["label"], preset["description"])
-                           for key, preset in mask_presets().items())
-    return _MASK_ITEMS
 
 
 def _is_empty(self: Any, obj: bpy.types.Object) -> bool:
     return obj.type == "EMPTY"
 
 
-class _BlendOptions(FrameRange):
+class _BlendOptions(BlendOptions, FrameRange):
     """How A and B are blended, besides which they are: the blend operator's and :class:`MocapBlendSettings`'."""
 
     mix: FloatProperty(name="Mix", default=0.5, soft_min=0.0, soft_max=1.0,
                        description="0 is A, 1 is B; key it over time for a mix profile")
-    offset: IntProperty(name="Offset", default=0, description="B's frame f + offset pairs with A's frame f")
-    align: EnumProperty(name="Alignment", items=ALIGN_ITEMS, default="NONE")
-    root: EnumProperty(name="Root", items=ROOT_ITEMS, default="HEADING")
-    mask: EnumProperty(name="Mask", items=_mask_items, description="Joints that take the mix (the rest stay A's)")
-    feet: EnumProperty(name="Feet", items=FEET_ITEMS, default="PLANTED")
 
 
-OPTIONS = (*_BlendOptions.__annotations__, *FrameRange.__annotations__)  # mix, offset, ..., feet, A's frame range
+OPTIONS = ("mix", *BLEND_OPTIONS, *FrameRange.__annotations__)  # the frame range: A's frames used
 
 
 class MocapBlendSettings(_BlendOptions, bpy.types.PropertyGroup):
@@ -127,50 +94,16 @@ def _mix_profile(result: bpy.types.Object | None, frames: np.ndarray, mix: float
     return mix if curve is None else sample_fcurve(curve, frames)
 
 
-def _first_frame(obj: bpy.types.Object) -> int:
-    action = obj.animation_data.action if obj.animation_data else None
-    if action is None:
-        raise ValueError(f"{obj.name} has no action")
-    return round(action.frame_range[0])
-
-
-@dataclass
-class _Prepared:
-    """What the core needs for a blend: A's motion, B's on A's skeleton, and the keyword options."""
-
-    a: Pose
-    b: Pose
-    options: dict[str, Any]
-
-
-def _prepare(clip_a: bpy.types.Object, clip_b: bpy.types.Object, settings: _BlendOptions) -> _Prepared:
-    """Read A and B as local poses (quaternion keys stay quaternions); B on another body is retargeted
-    onto A's (feet as the blend's), and a mask preset and A's feet are found, through the armatures'
-    stored bone mappings (hand edits included)."""
-    from ...core.blend.mixing import mask_presets, onto, preset_weights
-    from ...core.pose import as_pose
-    from ..bridge.bone_mapping import armature_mapping
-    from ..bridge.motion import armature_pose
-
-    for clip in (clip_a, clip_b):
-        if armature_action(clip) is None:
-            raise ValueError(f"{clip.name} has no action to blend")
-    a = in_range(armature_pose(clip_a), settings)
-    mapping_a = armature_mapping(clip_a)
-    feet = settings.feet.lower()
-    b = as_pose(onto(a, armature_pose(clip_b), mapping=armature_mapping(clip_b), target_mapping=mapping_a, feet=feet))
-    mask = None
-    if settings.mask != "NONE":
-        joints = mask_presets()[settings.mask.lower()]["joints"]
-        mask = dict(zip(a.skeleton.names, preset_weights(a.skeleton, mapping_a, joints)))
-    options = {"offset": settings.offset, "align": settings.align.lower(), "root": settings.root.lower(),
-               "mask": mask, "feet": feet, "mapping": mapping_a}
-    return _Prepared(a, b, options)
+def _prepare(clip_a: bpy.types.Object, clip_b: bpy.types.Object, settings: _BlendOptions) -> Prepared:
+    """:func:`prepare_blend`, A cut to the settings' frame range (the result spans A's frames used)."""
+    prepared = prepare_blend(clip_a, clip_b, settings)
+    prepared.a = in_range(prepared.a, settings)
+    return prepared
 
 
 def bake(context: bpy.types.Context, clip_a: bpy.types.Object, clip_b: bpy.types.Object,
          settings: _BlendOptions, result: bpy.types.Object | None,
-         prepared: _Prepared | None = None) -> bpy.types.Object:
+         prepared: Prepared | None = None) -> bpy.types.Object:
     """Blend ``clip_a`` and ``clip_b``'s actions (read from them unless ``prepared``) with ``settings``
     onto ``result`` (made as a copy of A's rig when ``None``) and record what it is made of on it; returns it.
 
@@ -220,16 +153,6 @@ def _make_active(context: bpy.types.Context, obj: bpy.types.Object) -> None:
         other.select_set(False)
     obj.select_set(True)
     view_layer.objects.active = obj
-
-
-def clip_to_world(obj: bpy.types.Object) -> np.ndarray:
-    """4x4 matrix taking a point of ``obj``'s clips (file axes and units) to world space."""
-    from ..bridge.motion import clip_space
-
-    conversion, scale = clip_space(obj)
-    local = np.eye(4)
-    local[:3, :3] = scale * conversion
-    return np.array(obj.matrix_world) @ local
 
 
 class MOCAP_OT_blend(_BlendOptions, bpy.types.Operator):
@@ -388,7 +311,7 @@ class MOCAP_OT_solve_mix(_OnBlendResult):
             bone = _bone_of(result, self.bone)
             goal = self._goal(context)
             prepared = _prepare(settings.clip_a, settings.clip_b, settings)
-            index = frame - _first_frame(settings.clip_a)
+            index = frame - prepared.a.start_frame
             if not 0 <= index < prepared.a.frame_count:
                 raise ValueError(f"frame {frame} is outside A's frames")
             world = clip_to_world(result)

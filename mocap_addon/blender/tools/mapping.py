@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import bpy
-from bpy.props import EnumProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty, StringProperty
 
 from ..bridge.armature import armature_data
 from ..bridge.bone_mapping import MOCAP_PG_bone_mapping, detect_mapping, mapping_entries, stored_mapping
@@ -137,6 +137,9 @@ class MOCAP_OT_save_mapping_preset(bpy.types.Operator):
     bl_label = "Save Mapping Preset"
 
     name: StringProperty(name="Name", description="Preset name (also its file name)")
+    overwrite: BoolProperty(name="Overwrite", default=False,
+                            description="Replace the preset file this name is saved as, if there is one (names "
+                                        "that differ only in characters a file name cannot hold share a file)")
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
@@ -165,6 +168,10 @@ class MOCAP_OT_save_mapping_preset(bpy.types.Operator):
             self.report({"ERROR"}, "Give the preset a name")
             return {"CANCELLED"}
         path = presets_folder() / f"{stem}.json"
+        if path.exists() and not self.overwrite:
+            self.report({"ERROR"}, f"A preset is already saved as {path.name}: tick Overwrite to replace it, "
+                                   "or choose another name")
+            return {"CANCELLED"}
         try:
             save_preset(Preset(self.name.strip(), stored_mapping(obj), description=f"saved from {obj.name}"), path)
         except OSError as error:

@@ -16,16 +16,16 @@ from typing import TYPE_CHECKING
 import bpy
 from bpy.props import BoolProperty, EnumProperty, PointerProperty, StringProperty
 
-from ...core.retarget.transfer import FEET, LENGTHS, METHODS, ROOT_MODES
+from ...core.retarget.transfer import LENGTHS, METHODS
 from ..bridge.armature import is_armature, named_or_selected
 from ..bridge.armature_to_clip import armature_action
 from ..bridge.bone_mapping import armature_mapping
 from ..bridge.choices import enum_items
 from ..bridge.compat import add_properties, remove_properties, run_time_property
-from ..bridge.frame_range import FrameRange, in_range
-from ..bridge.import_record import captured_action
+from ..bridge.frame_range import FrameRange
 from ..bridge.progress import Progress
 from ..bridge.reference_pose import clear_reference_pose, has_reference_pose, reference_rotations, store_reference_pose
+from ..bridge.retarget_inputs import FEET_ITEMS, ROOT_ITEMS, retargeted
 from ..bridge.sidebar import SidebarPanel
 
 if TYPE_CHECKING:
@@ -36,18 +36,6 @@ METHOD_ITEMS = enum_items(METHODS, {
     "lengths": ("Bone Lengths", "The armature's own rest and rotations; canonical bone lengths (method 2)")})
 LENGTH_ITEMS = enum_items(LENGTHS, {"reference": ("Reference Body", "Bone lengths of the 1.75 m reference body"),
                                     "source": ("Armature's", "The armature's own bone lengths")})
-ROOT_ITEMS = enum_items(ROOT_MODES, {
-    "scale": ("Scale by Legs", "Hips travel scaled by the ratio of leg lengths"),
-    "keep": ("Keep", "Hips travel copied as it is"),
-    "in_place": ("In Place", "Hips travel over the ground removed (game engines move the character themselves)"),
-    "to_root_bone": ("To Root Bone", "Hips travel over the ground carried by the bone above the hips (the rig's "
-                                     "root), the hips keeping only what is relative to it")})
-FEET_ITEMS = enum_items(FEET, {
-    "planted": ("Planted", "Feet on the target's floor, held where they land while the source's are planted "
-                           "(leg IK, knees bending about their own axes)"),
-    "free": ("Free", "Every bone's exact direction, feet where they fall")})
-
-
 class _RootOption:
     """How a retarget moves the hips and the feet (the retarget operator's and the panel's)."""
 
@@ -76,8 +64,7 @@ class MOCAP_OT_retarget(_RootOption, FrameRange, bpy.types.Operator):
                            description="Armature that gets the new action (empty: the active armature)")
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
-        from ...core.retarget.transfer import retarget
-        from ..bridge.motion import armature_pose, armature_skeleton, write_pose
+        from ..bridge.motion import write_pose
         from ..bridge.rollback import nothing_left_behind
 
         started = time.perf_counter()
@@ -96,16 +83,7 @@ class MOCAP_OT_retarget(_RootOption, FrameRange, bpy.types.Operator):
             return {"CANCELLED"}
         try:
             with Progress(context) as progress:
-                pose = in_range(armature_pose(source), self)
-                # What the target plays now never changes the result: its rest (or stored reference pose), and
-                # for a rig imported here the captures it came with (its floor, how its bones twist).
-                captures = captured_action(target)
-                onto = armature_skeleton(target) if captures is None else armature_pose(target, captures)
-                progress.update(0.2)
-                result = retarget(pose, onto, mapping=armature_mapping(source),
-                                  target_mapping=armature_mapping(target), root=self.root,
-                                  source_reference=reference_rotations(source),
-                                  target_reference=reference_rotations(target), feet=self.feet)
+                result = retargeted(source, target, self.root, self.feet, self)
                 progress.update(0.5)
                 with nothing_left_behind():
                     action = write_pose(target, result, name=f"{source_action.name} on {target.name}",

@@ -10,13 +10,16 @@ each frame (the thesis's graph, in the Graph Editor).  The graph is kept in the 
 armature name and frame count, and is refused when they changed).  The panel lists the transitions from
 the current frame of the active clip: ``mocap.preview_transition`` jumps the view to one,
 ``mocap.take_transition`` takes it into the walk being made (a new action on the target rig each time),
-``mocap.synthesize`` walks the graph at random.  Every operator computes first and creates data last; a
-failure leaves ``bpy.data`` as it was.
+``mocap.synthesize`` walks the graph at random, ``mocap.synthesize_along`` along a Curve object (its evaluated
+points on the floor, ``core.transitions.follow``), and ``mocap.prune_walk`` cuts the stretch between two
+transitions out of such an action and joins the rest through the graph (``core.transitions.prune``).  Every
+operator computes first and creates data last; a failure leaves ``bpy.data`` as it was.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import os
 import time
 from dataclasses import dataclass
@@ -46,6 +49,7 @@ if TYPE_CHECKING:
 
 COUNT_PROPERTY = "mocap_transitions"  # on each clip's armature data, keyed per frame
 WALK_PROPERTY = "mocap_graph_walk"  # on the scene: the global frames of the walk taken so far
+MADE_PROPERTY = "mocap_graph_made"  # on an action made from the graph: its walk (JSON), for pruning
 MARKER_PREFIX = "graph: "
 CONSTANT = 0  # Keyframe.interpolation enum value for 'CONSTANT'
 LISTED = 12  # transitions listed in the panel
@@ -213,6 +217,9 @@ def _write_onto(context: bpy.types.Context, rig: bpy.types.Object, motion: Clip,
         if rig.name in lib.objects:
             rig = armature_named(f"{rig.name}_walk") or rig_copy(context, rig, f"{rig.name}_walk")
         action = write_pose(rig, result, name=f"{rig.name} {name}", frame_start=scene.frame_start)
+        made = {key: motion.metadata[key] for key in ("path", "transitions", "start", "steer")
+                if key in motion.metadata}
+        action[MADE_PROPERTY] = json.dumps({**made, "frame_start": scene.frame_start})
     _set_markers(scene, motion, lib, scene.frame_start)
     return rig, action
 
@@ -514,12 +521,147 @@ class MOCAP_OT_synthesize(_WithGraph, _WalkSettings, bpy.types.Operator):
         return {"FINISHED"}
 
 
+def curve_ground(context: bpy.types.Context, obj: bpy.types.Object) -> np.ndarray:
+    """The evaluated points of Curve object ``obj`` in world space, on the floor, as ``X - iY`` (the ground
+    of a Y-up clip seen from Blender's Z-up world: x is X, z is -Y)."""
+    evaluated = obj.evaluated_get(context.evaluated_depsgraph_get())
+    mesh = evaluated.to_mesh()
+    try:
+        local = np.empty(3 * len(mesh.vertices))
+        mesh.vertices.foreach_get("co", local)
+    finally:
+        evaluated.to_mesh_clear()
+    matrix = np.array(obj.matrix_world)
+    world = local.reshape(-1, 3) @ matrix[:3, :3].T + matrix[:3, 3]
+    return np.asarray(world[:, 0] - 1j * world[:, 1])
+
+
+def ground_map(rig: bpy.types.Object, motion: Clip) -> tuple[complex, complex]:
+    """``(a, b)`` with the ground ``X - iY`` of ``motion``'s hips on ``rig`` (retargeted, in world space)
+    ``a * c + b`` for the canonical ground ``c = x + iz`` (a turn, scale and move: least squares)."""
+    from ...core.kinematics import world_positions
+    from ...core.pose import as_pose
+    from ...core.retarget.transfer import retarget
+    from ..bridge.bone_mapping import armature_mapping
+    from ..bridge.motion import armature_skeleton, clip_space
+
+    on_rig = retarget(as_pose(motion), armature_skeleton(rig), target_mapping=armature_mapping(rig),
+                      target_reference=reference_rotations(rig))
+    conversion, scale = clip_space(rig)
+    matrix = np.array(rig.matrix_world)
+    world = (scale * world_positions(on_rig)[:, 0] @ conversion.T) @ matrix[:3, :3].T + matrix[:3, 3]
+    hips = world_positions(motion)[:, 0]
+    canonical = hips[:, 0] + 1j * hips[:, 2]
+    (a, b), *_ = np.linalg.lstsq(np.stack([canonical, np.ones_like(canonical)], axis=1),
+                                 world[:, 0] - 1j * world[:, 1], rcond=None)
+    if abs(a) < 1e-6:
+        raise ValueError(f"{rig.name}'s root does not move with the motion's hips")
+    return complex(a), complex(b)
+
+
+class MOCAP_OT_synthesize_along(_WithGraph, bpy.types.Operator):
+    """Walk the motion graph along a Curve object (its points on the floor) and put the new motion on the target
+    rig (retargeted through the canonical skeleton) as a new action, with markers at transitions"""
+
+    bl_idname = "mocap.synthesize_along"
+    bl_label = "Synthesize Along Curve"
+    bl_options = {"REGISTER", "UNDO"}
+
+    curve: StringProperty(name="Curve", description="The Curve object to walk along (empty: the active object)")
+    seed: IntProperty(name="Seed", default=0, min=0, description="Picks among the best starting frames")
+    blend_frames: IntProperty(name="Blend Frames", default=5, min=0, max=1000,
+                              description="Frames each transition is blended over")
+    min_interval: FloatProperty(name="Min Interval", default=1.0, min=0.0, unit="TIME_ABSOLUTE",
+                                description="Seconds between transitions at least")
+
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
+        from ...core.transitions import follow
+
+        started = time.perf_counter()
+        lib = library(_scene(context))
+        assert lib is not None, "poll: a graph"
+        # Not objects.get(name, default): the stubs say it returns nothing.
+        obj = bpy.data.objects[self.curve] if self.curve in bpy.data.objects else context.active_object  # noqa: SIM401
+        try:
+            if obj is None or obj.type != "CURVE":
+                raise ValueError("choose a Curve object to walk along (or make one active)")
+            rig = _target_rig(context)
+            ground = curve_ground(context, obj)
+            clips = lib.clips()
+            settings = {"seed": self.seed, "blend_frames": self.blend_frames, "min_interval": self.min_interval}
+            guess = follow(lib.graph, clips, np.stack([ground.real, ground.imag], axis=1), **settings)
+            a, b = ground_map(rig, guess)
+            asked = (ground - b) / a
+            motion = follow(lib.graph, clips, np.stack([asked.real, asked.imag], axis=1), **settings)
+            rig, action = _write_onto(context, rig, motion, f"along {obj.name}", lib)
+        except ValueError as error:
+            self.report({"ERROR"}, f"Synthesize Along failed: {error}")
+            return {"CANCELLED"}
+        distance = {key: value * abs(a) for key, value in motion.metadata["path_error"].items()}
+        self.report({"INFO"}, f"{action.name} on {rig.name}: {motion.frame_count} frames, "
+                              f"{len(motion.metadata['transitions'])} transitions; hips from {obj.name}: mean "
+                              f"{distance['mean']:.3f}, max {distance['max']:.3f}, end {distance['end']:.3f} (scene "
+                              f"units) in {time.perf_counter() - started:.1f} s")
+        return {"FINISHED"}
+
+
+class MOCAP_OT_prune_walk(_WithGraph, bpy.types.Operator):
+    """Cut the stretch between two transitions out of the target rig's action made from the graph (by default the
+    stretch at the current frame) and join what remains through the graph, as a new action"""
+
+    bl_idname = "mocap.prune_walk"
+    bl_label = "Prune"
+    bl_options = {"REGISTER", "UNDO"}
+
+    first: IntProperty(name="First Transition", default=-1, min=-1,
+                       description="Cut from this transition of the action (-1: the last at or before the current "
+                                   "frame)")
+    last: IntProperty(name="Last Transition", default=-1, min=-1,
+                      description="Cut up to this transition (-1: the one after the first)")
+
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
+        from ...core.transitions import prune
+
+        scene = _scene(context)
+        lib = library(scene)
+        assert lib is not None, "poll: a graph"
+        try:
+            rig = _target_rig(context)
+            if rig.name in lib.objects:
+                rig = armature_named(f"{rig.name}_walk") or rig
+            action = armature_action(rig)
+            stored = None if action is None else id_property(action, MADE_PROPERTY)
+            if action is None or stored is None:
+                raise ValueError(f"{rig.name}'s action was not made from the graph (Synthesize or Synthesize Along)")
+            made = json.loads(stored)
+            landings = [landing for landing, _, _ in made["transitions"]]
+            first = self.first
+            if first < 0:
+                first = sum(landing <= scene.frame_current - made["frame_start"] for landing in landings) - 1
+            last = first + 1 if self.last < 0 else self.last
+            if first < 0 or last >= len(landings):
+                raise ValueError(f"the cut must lie between two of the action's {len(landings)} transitions "
+                                 f"(at frames {', '.join(str(made['frame_start'] + t) for t in landings)})")
+            motion = prune(lib.graph, lib.clips(), made, first, last)
+            rig, pruned = _write_onto(context, rig, motion, "pruned", lib)
+        except ValueError as error:
+            self.report({"ERROR"}, f"Prune failed: {error}")
+            return {"CANCELLED"}
+        start, removed, added = motion.metadata["pruned"]
+        self.report({"INFO"}, f"{pruned.name} on {rig.name}: frames {made['frame_start'] + start} to "
+                              f"{made['frame_start'] + start + removed - 1} cut ({removed} frames), joined by "
+                              f"{added} frames; {motion.frame_count} frames")
+        return {"FINISHED"}
+
+
 class MocapGraphSettings(_BuildSettings, _WalkSettings, bpy.types.PropertyGroup):
     """The Transitions panel's inputs (on the scene)."""
 
     target: PointerProperty(type=bpy.types.Object, name="Target Rig", poll=is_armature,
                             description="Rig that gets taken and synthesized motion (none: the active armature; a clip "
                                         "of the graph: its copy <clip>_walk)")
+    curve: PointerProperty(type=bpy.types.Object, name="Curve", poll=lambda _, obj: obj.type == "CURVE",
+                           description="Curve object Synthesize Along walks (none: the active object)")
 
 
 class VIEW3D_PT_mocap_transitions(SidebarPanel):
@@ -559,6 +701,12 @@ class VIEW3D_PT_mocap_transitions(SidebarPanel):
         row.prop(settings, "seed")
         operator = box.operator(MOCAP_OT_synthesize.bl_idname, icon="PLAY")
         operator.frames, operator.seed, operator.blend_frames = settings.frames, settings.seed, settings.blend_frames
+        box.prop(settings, "curve")
+        row = box.row(align=True)
+        along = row.operator(MOCAP_OT_synthesize_along.bl_idname, icon="CURVE_PATH")
+        along.curve = settings.curve.name if settings.curve else ""
+        along.seed, along.blend_frames = settings.seed, settings.blend_frames
+        row.operator(MOCAP_OT_prune_walk.bl_idname, icon="X")
 
     def _transitions(self, context: bpy.types.Context, layout: bpy.types.UILayout, scene: bpy.types.Scene,
                      lib: Library, blend_frames: int) -> None:
@@ -581,7 +729,8 @@ class VIEW3D_PT_mocap_transitions(SidebarPanel):
 
 
 CLASSES = (MocapGraphSettings, MOCAP_OT_build_graph, MOCAP_OT_add_to_graph, MOCAP_OT_save_graph, MOCAP_OT_load_graph,
-           MOCAP_OT_preview_transition, MOCAP_OT_take_transition, MOCAP_OT_synthesize, VIEW3D_PT_mocap_transitions)
+           MOCAP_OT_preview_transition, MOCAP_OT_take_transition, MOCAP_OT_synthesize, MOCAP_OT_synthesize_along,
+           MOCAP_OT_prune_walk, VIEW3D_PT_mocap_transitions)
 
 
 def register_properties() -> None:

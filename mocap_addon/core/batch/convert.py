@@ -11,11 +11,15 @@ time untouched) unless the batch was asked to redo everything.
 
 from __future__ import annotations
 
+import contextlib
 import filecmp
 import functools
 import os
+import signal
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -70,31 +74,68 @@ class Outcome:
     preview: str | None = None
 
 
+DEFAULT_TIMEOUT = 900.0  # seconds one take may take (a 200 MB take converts in about a minute)
+
+
+class TakeTimedOut(Exception):
+    """A take that ran past its time limit."""
+
+
 def convert_job(job: Job, settings: Settings, staging: str, *, replace: bool = False,
-                preview: str | None = None) -> Outcome:
-    """Convert one take; ``staging`` is a folder on the output's file system for unfinished files,
-    ``replace`` rewrites outputs even when unchanged, ``preview`` is where its contact sheet goes."""
+                preview: str | None = None, timeout: float | None = DEFAULT_TIMEOUT) -> Outcome:
+    """Convert one take; ``staging`` is a folder on the output's file system for unfinished files (inside
+    the output folder, which nothing is written outside of), ``replace`` rewrites outputs even when
+    unchanged, ``preview`` is where its contact sheet goes, ``timeout`` the seconds it may take (where
+    the take runs in a process's main thread, as in the process pool; ``None``: no limit)."""
     started = time.perf_counter()
     outcome = Outcome()
     try:
-        outcome.source = fingerprint(job.source)
-        outcome.skeleton = fingerprint(job.skeleton) if job.skeleton else None
-        clip = load(job.source, skeleton=job.skeleton) if job.skeleton else load(job.source)
-        outcome.frames, outcome.joints, outcome.fps = clip.frame_count, clip.skeleton.joint_count, clip.fps
-        outcome.warnings = [str(w) for w in clip.metadata.get("warnings", [])]
-        result, outcome.reduction = transform(clip, settings)
-        outcome.written_joints = result.skeleton.joint_count
-        outcome.warnings += [str(w) for w in result.metadata.get("warnings", []) if w not in outcome.warnings]
-        with tempfile.TemporaryDirectory(dir=staging) as folder:
-            outcome.outputs = _place(result, job, folder, settings.precision, replace)
-            if preview is not None:
-                outcome.mapped = mapped_joints(clip)
-                outcome.preview = _draw(result, job, preview, folder, outcome.warnings)
+        with _time_limit(timeout):
+            _convert_into(outcome, job, settings, staging, replace, preview)
         outcome.status = "ok"
     except Exception as error:  # every failure becomes the take's one line; the batch goes on
         outcome.error = describe(error, job.source)
     outcome.seconds = time.perf_counter() - started
     return outcome
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise :class:`TakeTimedOut` in the block once ``seconds`` have passed (a real-time timer; nothing
+    where signals cannot be used: off the main thread, or without ``setitimer``)."""
+    if seconds is None or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expired(signum: int, frame: object) -> None:
+        raise TakeTimedOut(f"took longer than {seconds:g} s (--timeout)")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _convert_into(outcome: Outcome, job: Job, settings: Settings, staging: str, replace: bool,
+                  preview: str | None) -> None:
+    """Convert one take, filling ``outcome`` as it goes (raises on failure)."""
+    outcome.source = fingerprint(job.source)
+    outcome.skeleton = fingerprint(job.skeleton) if job.skeleton else None
+    clip = load(job.source, skeleton=job.skeleton) if job.skeleton else load(job.source)
+    outcome.frames, outcome.joints, outcome.fps = clip.frame_count, clip.skeleton.joint_count, clip.fps
+    outcome.warnings = [str(w) for w in clip.metadata.get("warnings", [])]
+    result, outcome.reduction = transform(clip, settings)
+    outcome.written_joints = result.skeleton.joint_count
+    outcome.warnings += [str(w) for w in result.metadata.get("warnings", []) if w not in outcome.warnings]
+    out_dir = os.path.dirname(os.path.abspath(staging))
+    with tempfile.TemporaryDirectory(dir=staging) as folder:
+        outcome.outputs = _place(result, job, folder, settings.precision, replace, out_dir)
+        if preview is not None:
+            outcome.mapped = mapped_joints(clip)
+            outcome.preview = _draw(result, job, preview, folder, outcome.warnings, out_dir)
 
 
 def transform(clip: Clip, settings: Settings) -> tuple[Clip, dict[str, float] | None]:
@@ -123,6 +164,8 @@ def describe(error: BaseException, source: str) -> str:
     """One line for a failed take: ``file:line: reason`` for a malformed file, else ``file: reason``."""
     if isinstance(error, MocapFormatError):
         return str(error)
+    if isinstance(error, TakeTimedOut | OutsideOutput):
+        return f"{os.path.basename(source)}: {error}"
     name = os.path.basename(source)
     if isinstance(error, OSError) and error.strerror:
         return f"{os.path.basename(str(error.filename)) if error.filename else name}: {error.strerror}"
@@ -142,13 +185,30 @@ def _target(path: str, size: int, mtime_ns: int) -> Clip:
     return load(path)
 
 
-def _place(clip: Clip, job: Job, folder: str, precision: int, replace: bool) -> dict[str, int]:
+class OutsideOutput(Exception):
+    """An output whose folder is a symbolic link leading out of the output folder."""
+
+
+def require_inside(path: str, out_dir: str) -> None:
+    """Raise :class:`OutsideOutput` unless writing ``path`` (making its missing folders) stays inside
+    ``out_dir``: no folder on the way is a link leading elsewhere."""
+    existing = os.path.dirname(os.path.abspath(path))
+    while not os.path.lexists(existing):
+        existing = os.path.dirname(existing)
+    real_out = os.path.realpath(out_dir)
+    if os.path.commonpath([os.path.realpath(existing), real_out]) != real_out:
+        raise OutsideOutput(f"not written: {os.path.relpath(existing, out_dir)} leads outside the output folder "
+                            f"(a symbolic link to {os.path.realpath(existing)})")
+
+
+def _place(clip: Clip, job: Job, folder: str, precision: int, replace: bool, out_dir: str) -> dict[str, int]:
     """Write the take's files in ``folder`` under their own names (a writer may name them inside),
-    then move each into place; returns every output with its size."""
+    then move each into place inside ``out_dir``; returns every output with its size."""
     save(clip, os.path.join(folder, os.path.basename(job.output)), precision=precision)
     placed = {}
     for target in job.outputs:  # an .amc's .asf first: a take is never newer than its skeleton
         written = os.path.join(folder, os.path.basename(target))
+        require_inside(target, out_dir)
         os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
         if not replace and os.path.isfile(target) and filecmp.cmp(written, target, shallow=False):
             os.unlink(written)
@@ -165,15 +225,23 @@ def mapped_joints(clip: Clip) -> int:
     return len({joint for joint in map_skeleton(clip.skeleton).values() if joint})
 
 
-def _draw(clip: Clip, job: Job, preview: str, folder: str, warnings: list[str]) -> str | None:
-    """The take's contact sheet, drawn in ``folder`` and moved to ``preview`` (``None``, with a warning,
-    if it could not be drawn: the take itself is converted)."""
-    from .preview import contact_sheet
+def motion_name(preview: str) -> str:
+    """The animation beside a contact sheet (:func:`.preview.motion_sidecar`)."""
+    return os.path.splitext(preview)[0] + ".motion.js"
 
-    drawn = os.path.join(folder, "preview.png")
+
+def _draw(clip: Clip, job: Job, preview: str, folder: str, warnings: list[str], out_dir: str) -> str | None:
+    """The take's contact sheet and its animation, drawn in ``folder`` and moved beside ``preview``
+    (``None``, with a warning, if they could not be drawn: the take itself is converted)."""
+    from .preview import contact_sheet, motion_sidecar
+
+    drawn, moving = os.path.join(folder, "preview.png"), os.path.join(folder, "motion.js")
     try:
         contact_sheet(clip, drawn, title=job.name)
+        motion_sidecar(clip, moving)
+        require_inside(preview, out_dir)
         os.makedirs(os.path.dirname(preview) or ".", exist_ok=True)
+        os.replace(moving, motion_name(preview))
         os.replace(drawn, preview)
     except Exception as error:
         warnings.append(f"preview not drawn: {describe(error, job.source)}")

@@ -24,6 +24,7 @@ from ..errors import MissingDependency
 
 PRELOAD = [f.module for f in formats.file_formats()]  # every registered format's module
 IN_FLIGHT_PER_WORKER = 2  # tasks handed out per worker: one running, one waiting to start
+WORKER_PACKAGE = __package__.split(".")[0]  # what every worker must be able to import
 DASK_EXTRA = 'pip install "mocap-addon[dask]" (or pip install "dask[distributed]")'
 
 
@@ -75,8 +76,16 @@ class Pool:
         self.close()
 
     def close(self, wait: bool = True) -> None:
+        """Stop the workers: once their tasks are done (``wait``), else at once (interrupted: the takes in
+        flight are abandoned, their workers terminated so none outlives the batch)."""
         if self._executor is not None:
+            # The standard pool keeps its processes in ``_processes`` (pid -> Process).
+            workers = [] if wait else list((getattr(self._executor, "_processes", None) or {}).values())
+            for worker in workers:
+                worker.terminate()
             self._executor.shutdown(wait=wait, cancel_futures=True)
+            for worker in workers:
+                worker.join(5)
             self._executor = None
 
     def run(self, function: Callable[..., Any], tasks: Sequence[tuple[Any, ...]]) -> Iterator[tuple[int, Any]]:
@@ -158,6 +167,18 @@ class DaskPool(Pool):
         else:
             self.client = distributed.Client(scheduler, timeout="30s")
         super().__init__(max(1, sum(self.client.nthreads().values())))
+        self._require_package_on_workers()
+
+    def _require_package_on_workers(self) -> None:
+        """Raise :class:`MissingDependency` (one line) unless every worker can import the add-on's package
+        (asked with a builtin, which any worker can unpickle)."""
+        probe = f"__import__('importlib.util').util.find_spec({WORKER_PACKAGE!r}) is not None"
+        found = self.client.run(eval, probe)
+        lacking = sorted(address for address, present in found.items() if not present)
+        if lacking:
+            self.close()
+            raise MissingDependency(f"{len(lacking)} of {len(found)} Dask workers cannot import {WORKER_PACKAGE} "
+                                    f"(first {lacking[0]}): install the add-on's package where they run")
 
     def _make(self) -> Executor:
         # Client.get_executor(pure=False) (pure=False: a retried task runs again), its futures settled

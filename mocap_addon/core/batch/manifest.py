@@ -9,6 +9,11 @@ into place; those are converted again and, their bytes being the same, left
 untouched.  At the end of a run the journal is rewritten with one record per
 output.  A run holds an exclusive lock on the file, so two runs never share
 an output folder.
+
+A damaged manifest never stops a run: a line that is not a whole record
+(cut short, garbage, a missing key, a wrong type) is set aside in
+``manifest.damaged.jsonl`` for inspection and its take is simply done again;
+something other than a file in the manifest's place is moved aside the same way.
 """
 
 from __future__ import annotations
@@ -16,12 +21,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from typing import IO, Any
 
+from ..files import require_regular_file
 from ..formats.textio import atomic_write
 from .plan import Job
 
 MANIFEST_NAME = "manifest.jsonl"
+SET_ASIDE_NAME = "manifest.damaged.jsonl"
 VERSION = 1
 
 Record = dict[str, Any]
@@ -33,6 +41,7 @@ class ManifestBusy(RuntimeError):
 
 def fingerprint(path: str) -> dict[str, Any]:
     """A file's size, modification time (ns) and SHA-256; the time is read before the content."""
+    require_regular_file(path)
     status = os.stat(path)
     with open(path, "rb") as handle:
         digest = hashlib.file_digest(handle, "sha256").hexdigest()
@@ -65,21 +74,34 @@ class Manifest:
         self.out_dir = out_dir
         self.path = os.path.join(out_dir, MANIFEST_NAME)
         self.records: dict[str, Record] = {}
+        self.set_aside = 0  # damaged lines (or a folder in the manifest's place) moved to SET_ASIDE_NAME
         os.makedirs(out_dir, exist_ok=True)
-        self._journal = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 (held until close)
+        if os.path.lexists(self.path) and not os.path.isfile(self.path):
+            self._move_aside()
+        self._journal = open(self.path, "a+b")  # noqa: SIM115 (held until close)
         try:
             _lock(self._journal)
         except OSError:
             self._journal.close()
             raise ManifestBusy(f"{out_dir}: another batch is writing this folder") from None
         self._journal.seek(0)
-        for line in self._journal:
-            try:
-                record = json.loads(line)
-            except ValueError:  # the last line of a run killed while appending it
-                continue
-            if isinstance(record, dict) and record.get("version") == VERSION:
+        damaged = []
+        for line in self._journal.read().splitlines(keepends=True):
+            record = _record(line)
+            if record is None:
+                damaged.append(line if line.endswith(b"\n") else line + b"\n")
+            elif record["version"] == VERSION:
                 self.records[record["output"]] = record
+        if damaged:
+            with open(os.path.join(out_dir, SET_ASIDE_NAME), "ab") as side:
+                side.writelines(damaged)
+            self.set_aside += len(damaged)
+
+    def _move_aside(self) -> None:
+        """Something other than a file holds the manifest's name (a folder, say): move it aside."""
+        aside = os.path.join(self.out_dir, f"{SET_ASIDE_NAME}.{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+        os.rename(self.path, aside)
+        self.set_aside += 1
 
     def __enter__(self) -> Manifest:
         return self
@@ -125,11 +147,31 @@ class Manifest:
         """Record a finished take (appended at once, so a kill a moment later keeps it)."""
         record = {**record, "version": VERSION}
         self.records[record["output"]] = record
-        self._journal.write(json.dumps(record, sort_keys=True) + "\n")
+        self._journal.write((json.dumps(record, sort_keys=True) + "\n").encode("utf-8"))
         self._journal.flush()
 
 
-def _lock(handle: IO[str]) -> None:
+def _record(line: bytes) -> Record | None:
+    """The record a manifest line holds, or ``None`` if it is not one (damaged, cut short, other keys or types)."""
+    try:
+        record = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not (isinstance(record, dict) and isinstance(record.get("version"), int)):
+        return None
+    if record["version"] != VERSION:
+        return record  # another version's: not read, not set aside
+    fingerprints = [record.get("source"), *([record["skeleton"]] if record.get("skeleton") is not None else [])]
+    shaped = (isinstance(record.get("output"), str) and isinstance(record.get("options"), dict)
+              and isinstance(record.get("outputs"), dict)
+              and all(isinstance(k, str) and type(v) is int for k, v in record["outputs"].items())
+              and "skeleton" in record and isinstance(record.get("preview"), str | None)
+              and all(isinstance(f, dict) and type(f.get("size")) is int and type(f.get("mtime_ns")) is int
+                      and isinstance(f.get("sha256"), str) for f in fingerprints))
+    return record if shaped else None
+
+
+def _lock(handle: IO[bytes]) -> None:
     """An exclusive lock on the open file, refused at once if held (no locking where fcntl is missing)."""
     try:
         import fcntl

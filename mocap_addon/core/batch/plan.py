@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 
 from .. import formats
 from ..errors import MocapFormatError
+from ..files import require_regular_file
 from ..formats import file_formats, files_to_read, motion_extensions
 
 TARGETS = tuple(f.key for f in file_formats())  # what --to names: bvh, htr, amc
@@ -69,7 +70,10 @@ def plan(inputs: Sequence[str], out_dir: str, to: str) -> list[Job]:
         job = Job(source, name, result, os.path.join(out_dir, *result.split("/")), skeleton)
         keys = [os.path.normcase(os.path.abspath(path)) for path in job.outputs]
         taken = next((claimed[key] for key in keys if key in claimed), None)
-        if taken is None:
+        unreadable = _not_regular(source)
+        if unreadable:
+            job = replace(job, refused=unreadable)
+        elif taken is None:
             claimed.update(dict.fromkeys(keys, source))
         else:
             job = replace(job, refused=f"{source}: its output {job.output} is already written for {taken}")
@@ -90,6 +94,15 @@ def takes_in(folder: str, out_dir: str | None = None) -> list[tuple[str, str]]:
                 path = os.path.join(here, name)
                 takes.append((path, os.path.relpath(path, folder)))
     return sorted(takes, key=lambda take: take[1].split(os.sep))
+
+
+def _not_regular(source: str) -> str | None:
+    """Why ``source`` is not read (a FIFO, a device: reading would never end), or ``None``."""
+    try:
+        require_regular_file(source)
+    except OSError as error:
+        return f"{source}: {error.strerror}"
+    return None
 
 
 def _skeleton_beside(source: str) -> str | None:

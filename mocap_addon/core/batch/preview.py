@@ -13,6 +13,8 @@ Joints above the hips (a ground node, say) are not drawn.
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import MissingDependency
+from ..formats.textio import atomic_write
 from ..kinematics import end_site_positions, forward_kinematics, rest_pose
 from ..model import Clip
 from ..rotations import FloatArray
@@ -27,6 +30,8 @@ from ..rotations import FloatArray
 PREVIEW_EXTRA = 'pip install "mocap-addon[previews]" (or pip install matplotlib)'
 MOMENTS = 6
 FLOOR_SAMPLES = 600  # frames, spread over the clip, on which the floor is found
+SIDECAR_FPS = 15  # frames a second of the library page's animations
+SIDECAR_FRAMES = 240  # at most, spread over a long take
 COLOURS = {"l": "#2b6cb0", "r": "#c53030", None: "#4a5568"}
 TEXT, FAINT, FLOOR = "#1a202c", "#4a5568", "#a0aec0"
 
@@ -90,8 +95,9 @@ def contact_sheet(clip: Clip, path: str | os.PathLike[str], *, title: str | None
     axes.set_aspect("equal")
     axes.set_anchor("W")  # a narrow figure keeps to the left, under its title
     axes.axis("off")
-    figure.text(0.02, 0.95, title or "clip", fontsize=13, weight="bold", color=TEXT, va="top")
-    figure.text(0.02, 0.885, caption(clip), fontsize=10, color=FAINT, va="top")
+    # Plain text: a file named "$\\foo$.bvh" is a name, not a formula (parse_math=False).
+    figure.text(0.02, 0.95, title or "clip", fontsize=13, weight="bold", color=TEXT, va="top", parse_math=False)
+    figure.text(0.02, 0.885, caption(clip), fontsize=10, color=FAINT, va="top", parse_math=False)
     figure.savefig(os.fspath(path), format="png", metadata={"Software": None}, bbox_inches="tight", pad_inches=0.2)
 
 
@@ -171,3 +177,27 @@ def _left(heads: FloatArray, named: Mapping[str, int], up: FloatArray) -> FloatA
             if np.linalg.norm(left) > 1e-9:
                 return left / np.linalg.norm(left)
     return np.array([0.0, 1.0, 0.0]) if up[0] else np.array([1.0, 0.0, 0.0])
+
+
+def motion_sidecar(clip: Clip, path: str | os.PathLike[str]) -> None:
+    """Write the take's small animation for the library page: its stick figure seen from the side (as
+    on the contact sheet: centred on the hips, standing on its floor) at about ``SIDECAR_FPS`` frames a
+    second (at most ``SIDECAR_FRAMES``), quantised to int16, as a script the page loads when the card
+    comes into view (``file://`` pages may load scripts, not fetch data)."""
+    seconds = clip.frame_count * clip.frame_time
+    moments = int(np.clip(round(seconds * SIDECAR_FPS), 1, SIDECAR_FRAMES)) if clip.frame_count else 1
+    body = stick_figures(clip, moments)
+    forward = np.cross(body.left, body.up)
+    across = (body.segments - body.hips[:, None, None]) @ forward
+    height = body.segments @ body.up - body.floor
+    points = np.nan_to_num(np.stack([across, height], axis=-1))  # (frames, segments, 2 ends, 2)
+    reach = max(float(np.abs(points).max(initial=0.0)), 1e-9)
+    quantised = np.round(points / reach * 32767).astype("<i2")
+    shown = len(body.frames)
+    sidecar = {"frames": shown, "segments": points.shape[1],
+               "fps": (shown - 1) / seconds if shown > 1 and seconds > 0 else 0.0,
+               "sides": "".join(side or "c" for side in body.sides),
+               "across": float(np.abs(across).max(initial=0.0)) / reach, "tall": float(height.max(initial=0.0)) / reach,
+               "data": base64.b64encode(quantised.tobytes()).decode("ascii")}
+    text = f"mocapMotion(document.currentScript, {json.dumps(sidecar, separators=(',', ':'))});\n"
+    atomic_write(os.fspath(path), text.encode("ascii"))

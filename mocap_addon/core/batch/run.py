@@ -3,21 +3,24 @@ parallel, and report each take (and index the previews)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
 import shutil
+import signal
 import sys
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ..errors import MissingDependency
 from ..formats.textio import atomic_write
-from .convert import Outcome, Settings, convert_job, describe
+from .convert import DEFAULT_TIMEOUT, Outcome, Settings, convert_job, describe
 from .executors import DASK_EXTRA, DaskPool, Pool, machine_cores
-from .manifest import Manifest, ManifestBusy, Record
+from .manifest import SET_ASIDE_NAME, Manifest, ManifestBusy, Record
 from .plan import Job, plan
 from .preview import PREVIEW_EXTRA
 
@@ -44,16 +47,19 @@ class Summary:
     failed: int = 0
     seconds: float = 0.0
     lines: list[Line] = field(default_factory=list)
+    set_aside: int = 0  # damaged manifest lines moved to SET_ASIDE_NAME (their takes were done again)
 
     def __str__(self) -> str:
         rate = f" ({self.converted / self.seconds:.1f} files/s)" if self.converted and self.seconds else ""
+        damaged = (f"; {self.set_aside} damaged manifest record(s) set aside in {SET_ASIDE_NAME}, their takes "
+                   "done again" if self.set_aside else "")
         return (f"converted {self.converted}, skipped {self.skipped}, failed {self.failed} "
-                f"in {self.seconds:.1f} s{rate}")
+                f"in {self.seconds:.1f} s{rate}{damaged}")
 
 
 def run_batch(inputs: Sequence[str], out_dir: str, settings: Settings, *, jobs: int | None = None,
               scheduler: str | None = None, report: str | None = None, previews: bool = False,
-              force: bool = False, progress: bool = True,
+              force: bool = False, progress: bool = True, timeout: float | None = DEFAULT_TIMEOUT,
               on_line: Callable[[Line], None] | None = None) -> Summary:
     """Convert every take of ``inputs`` (files, and folders searched recursively) into ``out_dir``.
 
@@ -61,8 +67,10 @@ def run_batch(inputs: Sequence[str], out_dir: str, settings: Settings, *, jobs: 
     (``"local"``: a local cluster of ``jobs`` processes, else its address); ``report``: the JSONL report
     (default ``out_dir/report.jsonl``; lines are appended as takes finish, then put in input
     order); ``previews``: a contact sheet per take and ``out_dir/index.html``; ``force``: redo
-    everything.  ``progress`` shows progress on stderr; ``on_line`` gets each report line as it
-    comes.  Raises :class:`BatchError` when the batch cannot start.
+    everything.  ``progress`` shows progress on stderr; ``timeout``: seconds a take may run (then it
+    is reported failed); ``on_line`` gets each report line as it comes.  Raises :class:`BatchError`
+    when the batch cannot start.  SIGTERM and SIGHUP stop it as Ctrl-C does (``KeyboardInterrupt``:
+    the workers end, staging is cleared, what is done stays done).
     """
     started = time.perf_counter()
     try:
@@ -71,10 +79,11 @@ def run_batch(inputs: Sequence[str], out_dir: str, settings: Settings, *, jobs: 
     except (FileNotFoundError, MissingDependency) as error:
         raise BatchError(str(error)) from None
     try:
-        with Manifest(out_dir) as manifest, _Run(out_dir, report or os.path.join(out_dir, REPORT_NAME),
-                                                 on_line) as run:
+        with _stopped_as_by_ctrl_c(), Manifest(out_dir) as manifest, \
+                _Run(out_dir, report or os.path.join(out_dir, REPORT_NAME), on_line) as run:
+            run.summary.set_aside = manifest.set_aside
             _convert(found, settings, options, manifest, run, jobs=jobs, scheduler=scheduler, previews=previews,
-                     force=force, progress=progress)
+                     force=force, progress=progress, timeout=timeout)
     except ManifestBusy as error:
         raise BatchError(str(error)) from None
     except OSError as error:  # the output folder or the report cannot be written
@@ -87,8 +96,29 @@ def run_batch(inputs: Sequence[str], out_dir: str, settings: Settings, *, jobs: 
     return run.summary
 
 
+@contextlib.contextmanager
+def _stopped_as_by_ctrl_c() -> Iterator[None]:
+    """SIGTERM (a service manager's stop, ``kill PID``) and SIGHUP (a closed terminal) raise
+    ``KeyboardInterrupt`` in the block, as Ctrl-C does (only in the main thread, where signals arrive)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    stops = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    previous = {stop: signal.signal(stop, interrupt) for stop in stops}
+    try:
+        yield
+    finally:
+        for stop, handler in previous.items():
+            signal.signal(stop, handler)
+
+
 def _convert(found: list[Job], settings: Settings, options: dict[str, Any], manifest: Manifest, run: _Run, *,
-             jobs: int | None, scheduler: str | None, previews: bool, force: bool, progress: bool) -> None:
+             jobs: int | None, scheduler: str | None, previews: bool, force: bool, progress: bool,
+             timeout: float | None) -> None:
     """Report what is refused or up to date, and convert the rest."""
     todo = []
     for number, job in enumerate(found):
@@ -102,7 +132,7 @@ def _convert(found: list[Job], settings: Settings, options: dict[str, Any], mani
     out_dir = manifest.out_dir
     if todo:
         tasks = [(found[number], settings, run.staging) for number in todo]
-        task = _ConvertTask(force, out_dir if previews else None)
+        task = _ConvertTask(force, out_dir if previews else None, timeout)
         with _pool(scheduler, jobs or machine_cores(), previews) as pool, _Progress(len(todo), progress) as shown:
             for index, result in pool.run(task, tasks):
                 number = todo[index]
@@ -117,8 +147,9 @@ def _pool(scheduler: str | None, workers: int, previews: bool) -> Pool:
         return Pool(workers, PREVIEW_MODULES if previews else ())
     try:
         return DaskPool(scheduler, workers)
-    except (OSError, TimeoutError) as error:
-        raise BatchError(f"--scheduler {scheduler}: {error}") from None
+    except (OSError, TimeoutError, ValueError, MissingDependency) as error:
+        reason = (str(error).splitlines() or [type(error).__name__])[0]
+        raise BatchError(f"--scheduler {scheduler}: {reason}") from None
 
 
 def preview_name(job: Job) -> str:
@@ -182,12 +213,12 @@ class _ConvertTask:
     """``convert_job`` with the run's flags, and each take's preview path when previews are drawn into
     ``previews_in`` (a plain class: tasks are pickled to the workers)."""
 
-    def __init__(self, force: bool, previews_in: str | None) -> None:
-        self.force, self.previews_in = force, previews_in
+    def __init__(self, force: bool, previews_in: str | None, timeout: float | None) -> None:
+        self.force, self.previews_in, self.timeout = force, previews_in, timeout
 
     def __call__(self, job: Job, settings: Settings, staging: str) -> Outcome:
         preview = None if self.previews_in is None else os.path.join(self.previews_in, *preview_name(job).split("/"))
-        return convert_job(job, settings, staging, replace=self.force, preview=preview)
+        return convert_job(job, settings, staging, replace=self.force, preview=preview, timeout=self.timeout)
 
 
 def _line(job: Job, status: str, **details: Any) -> Line:

@@ -117,3 +117,46 @@ def mixed_path(heading: Heading, a: Steps, b: Steps, weights: FloatArray) -> tup
     tilts = heading.split(rotations.slerp(a.tilts[:count], b.tilts[:count], weights))[1]
     return (rotations.quaternion_multiply(heading.turns(angles), tilts),
             places + heights[..., None] * heading.up)
+
+
+
+@dataclass
+class HeldMix:
+    """:func:`mixed_path` for one weight held from the first frame, one frame at a time: the sums it
+    integrates are split into parts that do not depend on the weight, so a frame is a few array products
+    over the steps before it."""
+
+    heading: Heading
+    a: Steps
+    b: Steps
+    plane: tuple[FloatArray, FloatArray]
+    turned_a: FloatArray  # (F, ) a's heading before each step, a's turns summed
+    turned_b: FloatArray  # b's less a's, summed
+    moves: tuple[FloatArray, FloatArray]  # a's moves and b's less a's (F - 1, 3)
+    across: tuple[FloatArray, FloatArray]  # the same, turned a quarter about the up axis
+
+    @classmethod
+    def of(cls, heading: Heading, a: Steps, b: Steps) -> HeldMix:
+        count = min(len(a.turns), len(b.turns))
+        turned_a = np.concatenate([np.zeros(1), np.cumsum(a.turns[:count])])
+        turned_b = np.concatenate([np.zeros(1), np.cumsum(b.turns[:count] - a.turns[:count])])
+        moves = (a.moves[:count], b.moves[:count] - a.moves[:count])
+        across = tuple(np.cross(heading.up, m) for m in moves)
+        return cls(heading, a, b, heading.plane(), turned_a, turned_b, moves, (across[0], across[1]))
+
+    def at(self, weight: float, frame: int) -> tuple[FloatArray, FloatArray]:
+        """The root's rotation ``(4,)`` and translation ``(3,)`` at ``frame`` (within both paths)."""
+        a, b, up = self.a, self.b, self.heading.up
+        angles = a.start_heading + self.turned_a[:frame + 1] + weight * self.turned_b[:frame + 1]
+        cosines, sines = np.cos(angles[:-1]), np.sin(angles[:-1])
+        moves = self.moves[0][:frame] + weight * self.moves[1][:frame]
+        across = self.across[0][:frame] + weight * self.across[1][:frame]
+        # Moves lie in the floor: turning one by an angle about up is cos * move + sin * (up x move).
+        place = a.start_place + cosines @ moves + sines @ across
+        height = a.heights[frame] + weight * (b.heights[frame] - a.heights[frame])
+        tilt = rotations.slerp(a.tilts[frame], b.tilts[frame], weight)
+        first, second = self.plane
+        direction = rotations.quaternion_to_matrix(tilt)[:, self.heading.axis]
+        tilt_turn = self.heading.turns(np.arctan2(direction @ second, direction @ first))
+        tilt = rotations.quaternion_multiply(rotations.quaternion_conjugate(tilt_turn), tilt)
+        return rotations.quaternion_multiply(self.heading.turns(angles[-1]), tilt), place + height * up

@@ -32,17 +32,19 @@ from ..pose import Pose
 from ..rotations import FloatArray, matrix_to_quaternion, quaternion_continuity
 from ..vectors import dot, turned_about, unit
 from .contacts import Contacts, find_contacts, floor_height, leg_length, sole_points
+from .soles import Foot, across, pitch
 
 EASE = 0.15  # seconds over which a hold fades in before its contact and out after it
 BENT_PLANE = (5.0, 15.0)  # degrees of knee bend over which its axis turns from the anatomical one to its plane's
 SOFTNESS = 0.02  # of the leg's length: how near straight a held leg is eased (see two_bone_ik)
 MISSED = 1e-3  # leg lengths: an ankle held farther than this from where it should be has missed
+HIPS_EASE = 0.05  # seconds: the standard deviation of the smoothing of the hips' lift between stances
 
 
 def pinned_ankles(ankles: FloatArray, balls: FloatArray, touching: NDArray[np.bool_], frame_time: float,
                   guide_ankles: FloatArray | None = None, guide_balls: FloatArray | None = None,
                   heights: tuple[FloatArray, FloatArray] | None = None,
-                  ease: float = EASE) -> tuple[FloatArray, FloatArray]:
+                  ease: float = EASE, every_hold: bool = False) -> tuple[FloatArray, FloatArray]:
     """Ankle targets ``(F, ..., 3)`` and hold weights ``(F, ...)`` for free ``ankles`` and ``balls``
     ``(F, ..., 3)`` and which of them touch ``(F, ..., 2)`` (ankle, ball).
 
@@ -54,7 +56,8 @@ def pinned_ankles(ankles: FloatArray, balls: FloatArray, touching: NDArray[np.bo
     ``guide_ankles`` and ``guide_balls`` (the source's, in these axes and
     units) a hold moves as they move from the start of its contact: a foot
     rolls as the source's does, and slides no more.  ``heights``: an up
-    vector ``(3,)`` and the heights ``(F, ...)`` along it of held ankles.
+    vector ``(3,)`` and the heights ``(F, ...)`` along it of held ankles (of
+    every hold, the ball's too, with ``every_hold``).
     """
     frames = ankles.shape[0]
     shape = (frames, -1, 3)
@@ -83,6 +86,8 @@ def pinned_ankles(ankles: FloatArray, balls: FloatArray, touching: NDArray[np.bo
         ball_start = np.where(after_ankle[:, None], ankle_held[before] + foot[before], flat_balls[first, leg])
         ball_held = ball_start + guide_ball - guide_ball[np.where(after_ankle, before, first)]
         wanted = np.where(ankle_down[:, None], ankle_held, ball_held - foot)
+        if heights is not None and every_hold:
+            wanted += (level - wanted @ up)[:, None] * up
         down = ankle_down | ball_down
         offsets[:, leg] = np.where(down[:, None], wanted - flat_ankles[:, leg], 0.0)
         held[:, leg] = down
@@ -115,9 +120,11 @@ def mixed_holds(points: tuple[FloatArray, FloatArray], touching: tuple[NDArray[n
     motions' points that touch at both ends of the step move (turned into the
     mix's heading), weighted by the mix (the first's alone at mix 0, the
     second's at 1; both where neither touches), so a hold slides no more than
-    the one sliding more; a held ankle's height is the touching ankles' heights
-    mixed alike.  Returns touching ``(..., F, 2, 2)``, guides ``(..., F, 2, 2, 3)``
-    and ankle heights along ``up`` ``(..., F, 2)``.
+    the one sliding more; a held ankle's height is the two ankles' heights
+    mixed by the mix (whether they touch or not: a level that switched to the
+    touching ankles' alone would jump where one contact ends, and the knee with
+    it).  Returns touching ``(..., F, 2, 2)``, guides ``(..., F, 2, 2, 3)`` and
+    ankle heights along ``up`` ``(..., F, 2)``.
     """
     first, second = (np.asarray(t, dtype=np.float64) for t in touching)
     share = np.asarray(mixes, dtype=np.float64)[..., None]  # (..., F, 2, 1): a leg's mix for both its points
@@ -128,8 +135,7 @@ def mixed_holds(points: tuple[FloatArray, FloatArray], touching: tuple[NDArray[n
     step = weight_a[..., None] * moves[0] + weight_b[..., None] * moves[1]
     guides = np.concatenate([np.zeros_like(step[..., :1, :, :, :]), np.cumsum(step, axis=-4)], axis=-4)
     heights = [p[:, :, 0] @ up for p in points]
-    weight_a, weight_b = _touching_weights(share[..., 0], first[..., 0], second[..., 0])
-    levels = np.asarray(weight_a * heights[0] + weight_b * heights[1], dtype=np.float64)
+    levels = np.asarray(heights[0] + share[..., 0] * (heights[1] - heights[0]), dtype=np.float64)
     return np.asarray(mixed), guides, levels
 
 
@@ -269,6 +275,7 @@ class Planting:
     held_frames: tuple[int, int]
     missed_frames: int
     worst_miss: float
+    contacts_found: bool = True
 
     def summary(self) -> str:
         text = (f"feet planted: held {self.held_frames[0]} + {self.held_frames[1]} frames (left + right), "
@@ -310,57 +317,197 @@ def _at_rest(skeleton: Skeleton) -> Skeleton:
     return rest
 
 
+@dataclass
+class Gait:
+    """What the source's legs do that the target's should do alike, per frame and side ``(F, 2)``: each
+    sole's and toes' pitch (radians, see :mod:`.soles`; a foot without a toe line has its toes in line with
+    its sole) and each knee's flexion (radians, 0 straight)."""
+
+    sole_pitch: FloatArray
+    toe_pitch: FloatArray
+    knee_flexion: FloatArray
+
+    @classmethod
+    def of(cls, world: Callable[[int], tuple[FloatArray, FloatArray]], legs: list[tuple[int, int, int]],
+           feet: tuple[Foot, Foot], up: FloatArray) -> Gait:
+        """The gait of a motion: ``world(joint)`` its world rotations and origins, ``legs`` each side's hip,
+        knee and ankle joints, ``feet`` its foot models, ``up`` its up vector."""
+        points = np.stack([foot.points(world) for foot in feet], axis=1)  # (F, 2, 3, 3)
+        joints = np.stack([np.stack([world(j)[1] for j in leg], axis=1) for leg in legs], axis=1)  # (F, 2, 3, 3)
+        thigh, shin = unit(joints[:, :, 1] - joints[:, :, 0]), unit(joints[:, :, 2] - joints[:, :, 1])
+        flexion = np.arccos(np.clip(dot(thigh, shin), -1.0, 1.0))
+        sole = pitch(points[:, :, 0], points[:, :, 1], up)
+        toes = np.where([foot.toe_line for foot in feet], pitch(points[:, :, 1], points[:, :, 2], up), sole)
+        return cls(sole, toes, flexion)
+
+    def flat(self, touching: NDArray[np.bool_]) -> tuple[float, float]:
+        """The sole's and toes' pitch while the foot stands flat (median over frames in which both the ankle
+        and the ball touch, ``touching`` ``(F, 2, 2)``; 0 where it never does): how this body's feet lie on
+        its floor, which its reference pose may not say."""
+        flat = touching.all(axis=2)
+        if not flat.any():
+            return 0.0, 0.0
+        return float(np.median(self.sole_pitch[flat])), float(np.median(self.toe_pitch[flat]))
+
+    def relative(self, own: tuple[float, float], other: tuple[float, float]) -> Gait:
+        """This gait with its feet's pitch measured from ``own`` flat pitches onto ``other``'s."""
+        return Gait(self.sole_pitch - own[0] + other[0], self.toe_pitch - own[1] + other[1], self.knee_flexion)
+
+
 def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts: Contacts, stand: Standing,
                to_target: FloatArray, knee_axes: dict[str, FloatArray],
-               fewer_channels: Callable[[int, FloatArray], FloatArray]) -> tuple[Pose, Planting]:
-    """``result`` (a retarget, frame for frame with the source whose ``contacts`` are given) standing
-    on the target's floor, its feet held while the source's are planted.
+               fewer_channels: Callable[[int, FloatArray], FloatArray], feet: tuple[Foot, Foot],
+               gait: Gait) -> tuple[Pose, Planting]:
+    """``result`` (a retarget, frame for frame with the source whose ``contacts`` and ``gait`` are given)
+    standing on the target's floor, its soles on it while the source's feet are planted.
 
     The whole figure is first raised or lowered so its ankles, over the
-    source's ankle contacts, are at the planted height of ``stand`` (median);
-    then each leg's thigh, shin and foot get new rotations from
-    :func:`two_bone_ik` towards :func:`pinned_ankles` (guided by the source's
-    feet, ``to_target`` turning and scaling the source's world into the
-    target's; held ankles at the target's planted height, lifted as the
-    source's lift), the foot keeping its world rotation.  ``knee_axes``:
-    ``upper_leg_l`` / ``_r`` -> the knee's flexion axis in the thigh's own
-    frame; ``fewer_channels(joint, frame_rotations)`` gives what a joint of
-    fewer than three angles holds for wanted frame rotations.
+    source's ankle contacts, are at the planted height of ``stand`` (median).
+    During each contact (eased in and out) each foot, then its toes, turn
+    about the horizontal axis across them until its sole (heel to ball of
+    ``feet``) and toes have the source's pitch, and the ankle is held (see
+    :func:`pinned_ankles`, guided by the source's feet, ``to_target`` turning
+    and scaling the source's world into the target's) at the height that puts
+    the foot's lowest point on the floor; no foot point goes under the floor
+    at any frame.  The hips are lowered or raised (smoothly) so each stance
+    knee bends as the source's (``gait``), within the legs' reach, and each
+    leg's thigh and shin get new rotations from :func:`two_bone_ik` about the
+    knee's own hinge.  ``knee_axes``: ``upper_leg_l`` / ``_r`` -> the knee's
+    flexion axis in the thigh's own frame; ``fewer_channels(joint,
+    frame_rotations)`` gives what a joint of fewer than three angles holds for
+    wanted frame rotations.  Without contacts (a take too short to find them)
+    the figure stands with its lowest foot point on the floor.
     """
     skeleton = result.skeleton
     index = {c: skeleton.index(n) for n, c in target_mapping.items() if c is not None}
     hips = index["hips"]
     world = forward_kinematics(result)
-    ankles = world.positions[:, [index["foot_l"], index["foot_r"]]]
-    down = contacts.touching[..., 0]
-    heights = ankles @ stand.up
-    shift = stand.floor + stand.ankle - float(np.median(heights[down])) if down.any() else 0.0
+    rotations, positions = world.rotations, world.positions
+    up = stand.up
     out = result.copy()
-    _raise(out, hips, shift * stand.up, world)
     if not contacts.touching.any():
-        return out, Planting(shift, (0, 0), 0, 0.0)
-    lifted = shift * stand.up
-    balls = world.positions[:, [index.get(f"toes_{s}", index[f"foot_{s}"]) for s in "lr"]] + lifted
+        points = np.stack([foot.points(lambda j: (rotations[:, j], positions[:, j])) for foot in feet], axis=1)
+        shift = stand.floor - float((points @ up).min())
+        _raise(out, hips, shift * up, world)
+        return out, Planting(shift, (0, 0), 0, 0.0, contacts_found=False)
+    ankles = positions[:, [index["foot_l"], index["foot_r"]]]
+    down = contacts.touching[..., 0]
+    shift = stand.floor + stand.ankle - float(np.median((ankles @ up)[down])) if down.any() else 0.0
+    _raise(out, hips, shift * up, world)
+    lifted = shift * up
     guide = contacts.points @ to_target.T  # the source's feet, turned and scaled into the target's world
-    scale = float(np.linalg.norm(to_target[0]))
-    source_level = contacts.floor + contacts.planted_height() * contacts.leg
-    level = stand.floor + stand.ankle + scale * (contacts.points[..., 0, :] @ contacts.up - source_level)
+    _, weights = pinned_ankles(ankles, ankles, contacts.touching, result.frame_time)
+    soles = [_pitched_foot(foot, rotations, positions, up, gait, side, weights[:, side])
+             for side, foot in enumerate(feet)]
+    balls = np.stack([sole.ball for sole in soles], axis=1) + lifted
+    lowest_under_ankle = np.stack([sole.lowest for sole in soles], axis=1)
+    level = stand.floor - lowest_under_ankle  # ankle heights putting the lowest foot point on the floor
     targets, weights = pinned_ankles(ankles + lifted, balls, contacts.touching, result.frame_time, guide[..., 0, :],
-                                     guide[..., 1, :], (stand.up, level))
-    sides = [s for s in range(2) if np.any(weights[:, s] > 0)]
-    legs = [Leg.of(index, "lr"[s], knee_axes[f"upper_leg_{'lr'[s]}"]) for s in sides]
+                                     guide[..., 1, :], (up, level), every_hold=True)
+    legs = [Leg.of(index, side, knee_axes[f"upper_leg_{side}"]) for side in "lr"]
+    hip_points = positions[:, [leg.thigh for leg in legs]] + lifted
+    lengths = [_bone_lengths(positions[0], leg) for leg in legs]
+    spans = _spans(lengths, gait.knee_flexion)
+    wanted = _hips_wanted(hip_points, targets, weights >= 1.0, spans, up, result.frame_time)
+    targets += ((1.0 - weights) * wanted[:, None])[..., None] * up  # free feet move with the hips
+    targets += np.maximum(level - targets @ up, 0.0)[..., None] * up
+    reach = np.maximum((1.0 - SOFTNESS) * np.array([sum(pair) for pair in lengths]), spans)
+    highest = np.where(weights > 0.0, _lifts(hip_points, targets, reach, up), np.inf).min(axis=1)
+    lift = np.minimum(wanted, highest)  # no held leg stretched past where two_bone_ik starts easing
+    lift = np.minimum(_smoothed(lift, HIPS_EASE / result.frame_time), highest)  # the cap eased in and out too
+    _raise(out, hips, lift[:, None] * up, world)
+    moved = lifted + lift[:, None] * up
 
     def lifted_world(joint: int) -> tuple[FloatArray, FloatArray]:
-        return world.rotations[:, joint], world.positions[:, joint] + lifted
+        return rotations[:, joint], positions[:, joint] + moved
 
     every = np.arange(result.frame_count)
-    changed, misses = solve_legs(lifted_world, skeleton.parents, legs, [targets[:, s] for s in sides],
-                                 [every] * len(sides))
-    held = [miss[weights[:, s] > 0] for s, miss in zip(sides, misses)]
+    changed, misses = solve_legs(lifted_world, skeleton.parents, legs, [targets[:, s] for s in range(2)],
+                                 [every, every], [sole.foot for sole in soles])
+    for foot, sole in zip(feet, soles):
+        if (foot.toes is not None and skeleton.parents[foot.toes] == foot.foot
+                and sum(c in ROTATION_CHANNELS for c in skeleton.channels[foot.toes]) == 3):
+            changed[foot.toes] = every, _transposed(sole.foot) @ sole.toes
+    held = [miss[weights[:, s] > 0] for s, miss in enumerate(misses)]
     missed = sum(int(np.count_nonzero(miss > MISSED * stand.leg)) for miss in held)
-    worst = max([float(miss.max()) / stand.leg for miss in held], default=0.0)
+    worst = max([float(miss.max()) / stand.leg for miss in held if miss.size], default=0.0)
     set_local_rotations(out, changed, fewer_channels)
     return out, Planting(shift, (int(down[:, 0].sum()), int(down[:, 1].sum())), missed, worst)
+
+
+@dataclass
+class _Sole:
+    """A foot turned to its wanted pitch: the foot's and toes' world rotations ``(F, 3, 3)``, the ball
+    relative to the ankle ``(F, 3)`` and the lowest foot point's height under the ankle ``(F,)``."""
+
+    foot: FloatArray
+    toes: FloatArray
+    ball: FloatArray
+    lowest: FloatArray
+
+
+def _pitched_foot(foot: Foot, rotations: FloatArray, positions: FloatArray, up: FloatArray, gait: Gait, side: int,
+                  weight: FloatArray) -> _Sole:
+    """``foot`` turned, by ``weight`` of the way, to the gait's sole pitch, then its toes to the toe pitch."""
+    ankle, foot_turn = positions[:, foot.foot], rotations[:, foot.foot]
+    toes_turn, toes = rotations[:, foot.tip_joint], positions[:, foot.tip_joint] - ankle
+    heel, ball = foot_turn @ foot.heel, foot_turn @ foot.ball
+    turn = rotations_about(across(foot_turn @ foot.right, up),
+                           weight * _wrap(gait.sole_pitch[:, side] - pitch(heel, ball, up)))
+    foot_turn, toes_turn = turn @ foot_turn, turn @ toes_turn
+    heel, ball, toes = ((turn @ v[..., None])[..., 0] for v in (heel, ball, toes))
+    if foot.toe_line:
+        tip = toes + toes_turn @ foot.tip
+        bend = weight * _wrap(gait.toe_pitch[:, side] - pitch(ball, tip, up))
+        toes_turn = rotations_about(across(toes_turn @ foot.toes_right, up), bend) @ toes_turn
+    tip = toes + toes_turn @ foot.tip
+    lowest = np.minimum(np.minimum(heel @ up, ball @ up), tip @ up)
+    return _Sole(foot_turn, toes_turn, ball + ankle, lowest)
+
+
+def _bone_lengths(positions: FloatArray, leg: Leg) -> tuple[float, float]:
+    """A leg's thigh and shin lengths from joint origins ``(J, 3)``."""
+    hip, knee, ankle = positions[[leg.thigh, leg.shin, leg.foot]]
+    return float(np.linalg.norm(knee - hip)), float(np.linalg.norm(ankle - knee))
+
+
+def _spans(lengths: list[tuple[float, float]], flexion: FloatArray) -> FloatArray:
+    """Hip-to-ankle distances ``(F, 2)`` of legs of these thigh and shin ``lengths`` with knees bent by
+    ``flexion`` ``(F, 2)``."""
+    upper, lower = (np.array([pair[k] for pair in lengths]) for k in (0, 1))
+    return np.asarray(np.sqrt(upper ** 2 + lower ** 2 + 2 * upper * lower * np.cos(flexion)))
+
+
+def _lifts(hips: FloatArray, ankles: FloatArray, spans: FloatArray, up: FloatArray) -> FloatArray:
+    """How far ``(F, 2)`` to move hip joints ``hips`` along ``up`` so they are ``spans`` from ``ankles``
+    ``(F, 2, 3)`` (straight above them where the span is shorter than the horizontal distance)."""
+    line = hips - ankles
+    height = line @ up
+    across_squared = np.maximum(np.sum(line * line, axis=-1) - height ** 2, 0.0)
+    return np.asarray(np.sqrt(np.maximum(spans ** 2 - across_squared, 0.0)) - height)
+
+
+def _hips_wanted(hips: FloatArray, ankles: FloatArray, stance: NDArray[np.bool_], spans: FloatArray,
+                 up: FloatArray, frame_time: float) -> FloatArray:
+    """How far ``(F,)`` to move the hips along ``up`` so each stance leg (``stance`` ``(F, 2)``) spans its
+    ``spans`` from hip joints ``hips`` to ankle targets ``ankles`` ``(F, 2, 3)``: where both stand, the
+    lower; between stances, eased from one to the next (:data:`HIPS_EASE`)."""
+    wanted = np.where(stance, _lifts(hips, ankles, spans, up), np.inf).min(axis=1)
+    frames = np.arange(len(wanted))
+    known = np.isfinite(wanted)
+    if not known.any():
+        return np.zeros(len(wanted))
+    return _smoothed(np.interp(frames, frames[known], wanted[known]), HIPS_EASE / frame_time)
+
+
+def _smoothed(values: FloatArray, width: float) -> FloatArray:
+    """``values`` ``(F,)`` averaged under a Gaussian of standard deviation ``width`` frames (edges held)."""
+    radius = int(np.ceil(3 * width))
+    if radius < 1 or len(values) < 2:
+        return values
+    kernel = np.exp(-0.5 * (np.arange(-radius, radius + 1) / width) ** 2)
+    padded = np.concatenate([np.full(radius, values[0]), values, np.full(radius, values[-1])])
+    return np.asarray(np.convolve(padded, kernel / kernel.sum(), mode="valid"))
 
 
 @dataclass
@@ -379,19 +526,22 @@ class Leg:
 
 
 def solve_legs(world: Callable[[int], tuple[FloatArray, FloatArray]], parents: list[int], legs: list[Leg],
-               targets: list[FloatArray], frames: list[NDArray[np.int64]]
+               targets: list[FloatArray], frames: list[NDArray[np.int64]], feet: list[FloatArray] | None = None
                ) -> tuple[dict[int, tuple[NDArray[np.int64], FloatArray]], list[FloatArray]]:
     """New local rotations of each leg's thigh, shin and foot that bring its ankle to ``targets`` ``(F, 3)``
     at ``frames`` (indices), by :func:`two_bone_ik` about the knee's own hinge; the foot keeps its world
-    rotation.  ``world(joint)``: the joint's world rotations ``(F, 3, 3)`` and positions ``(F, 3)``.
+    rotation, or takes the one ``feet`` gives (per leg, ``(F, 3, 3)``).  ``world(joint)``: the joint's world
+    rotations ``(F, 3, 3)`` and positions ``(F, 3)``.
 
     Returns joint -> (frames, local rotations ``(k, 3, 3)``, rest included) and each leg's miss ``(k,)``.
     """
     changed: dict[int, tuple[NDArray[np.int64], FloatArray]] = {}
     misses = []
-    for leg, target, rows in zip(legs, targets, frames):
+    for number, (leg, target, rows) in enumerate(zip(legs, targets, frames)):
         (thigh, hip), (shin, knee), (foot, ankle) = ((r[rows], p[rows]) for r, p in map(world, (leg.thigh, leg.shin,
                                                                                                  leg.foot)))
+        if feet is not None:
+            foot = feet[number][rows]
         axis = _knee_axis(np.stack([hip, knee, ankle], axis=1), thigh @ leg.knee_axis)
         thigh_turn, shin_turn, miss = two_bone_ik(hip, knee, ankle, target[rows], axis, SOFTNESS)
         # Joints between the thigh and the shin turn with the thigh, those between the shin and the foot

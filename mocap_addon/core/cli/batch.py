@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any
 
-from ..batch.convert import Settings
+from ..batch.convert import DEFAULT_TIMEOUT, Settings
 from ..batch.executors import machine_cores
 from ..batch.plan import TARGETS
 from ..batch.run import REPORT_NAME, BatchError, run_batch
@@ -43,6 +43,8 @@ def add_batch_command(commands: Any) -> None:
     batch.add_argument("--scheduler", metavar="local|ADDRESS",
                        help="run on Dask: a local cluster of --jobs workers, or the scheduler at ADDRESS "
                             "(tcp://host:8786; its workers must see the files)")
+    batch.add_argument("--timeout", type=numbers.positive_length, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                       help=f"seconds a take may run before it is reported failed (default {DEFAULT_TIMEOUT:g})")
     batch.add_argument("--report", metavar="FILE", help=f"the JSONL report (default OUT_DIR/{REPORT_NAME})")
     batch.add_argument("--previews", action="store_true",
                        help="a PNG contact sheet per take (OUT_DIR/previews) and OUT_DIR/index.html")
@@ -63,7 +65,7 @@ def batch_command(args: argparse.Namespace) -> int:
                         reduce=args.reduce, unit=args.unit)
     try:
         summary = run_batch(args.inputs, args.output, settings, jobs=args.jobs, scheduler=args.scheduler,
-                            report=args.report, previews=args.previews, force=args.force)
+                            report=args.report, previews=args.previews, force=args.force, timeout=args.timeout)
     except BatchError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -79,7 +79,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_follow_options(along)
     along.add_argument("--plot", metavar="PNG", help="also draw the followed path over the asked one")
     along.add_argument("--onto", metavar="RIG_FILE", help="retarget the result onto this file's skeleton")
-    along.add_argument("--precision", type=int, default=6, help="decimals written (default 6)")
+    along.add_argument("--precision", type=numbers.precision, default=6, help="decimals written (default 6)")
     add_reduce_option(along)
     drawing = actions.add_parser("plot", help="the thesis's graphs as a PNG (needs matplotlib)")
     drawing.add_argument("graph")
@@ -94,9 +94,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def add_follow_options(parser: argparse.ArgumentParser) -> None:
     """The settings of :func:`.transitions.follow`."""
-    parser.add_argument("--seed", type=int, default=0, help="picks among the best starting frames (default 0)")
-    parser.add_argument("--blend", type=int, default=5, help="frames each transition is blended over (default 5)")
-    parser.add_argument("--min-interval", type=float, default=1.0,
+    parser.add_argument("--seed", type=numbers.seed, default=0, help="picks among the best starting frames (default 0)")
+    parser.add_argument("--blend", type=numbers.blend_frames, default=5,
+                        help="frames each transition is blended over (default 5)")
+    parser.add_argument("--min-interval", type=numbers.length, default=1.0,
                         help="seconds between transitions at least (default 1)")
 
 
@@ -126,11 +127,7 @@ def run(args: argparse.Namespace) -> None:
         from ..transitions.synthesis import synthesize
 
         graph = load_graph(args.graph)
-        clips = [load(path) for path in args.files]
-        try:
-            graph.check_clips(clips)
-        except ValueError as error:
-            raise GraphFileError(str(error), args.graph) from None
+        clips = graph_clips(graph, args.graph, args.files)
         result = synthesize(graph, clips, frames=args.frames, start=args.start,
                             seed=args.seed, blend_frames=args.blend)
         transitions = result.metadata["transitions"]
@@ -187,12 +184,23 @@ def takes(paths: list[str]) -> list[str]:
     return found
 
 
+def graph_clips(graph: MotionGraph, graph_path: str, files: list[str]) -> list[Clip]:
+    """The clips of ``files``, checked to be ``graph``'s own in its order (else a :class:`GraphFileError` on
+    the graph file ``graph_path``: the CLI's exit status 2)."""
+    clips = [load(path) for path in files]
+    try:
+        graph.check_clips(clips)
+    except ValueError as error:
+        raise GraphFileError(str(error), graph_path) from None
+    return clips
+
+
 def followed(graph: MotionGraph, files: list[str], path: str, args: argparse.Namespace) -> tuple[Clip, FloatArray]:
     """:func:`.transitions.follow` of the CSV ``path`` on ``graph`` and its ``files``, and the path read."""
     from ..transitions.path_following import follow, read_path
 
     asked = read_path(path)
-    return follow(graph, [load(name) for name in files], asked, seed=args.seed, blend_frames=args.blend,
+    return follow(graph, graph_clips(graph, args.graph, files), asked, seed=args.seed, blend_frames=args.blend,
                   min_interval=args.min_interval), asked
 
 

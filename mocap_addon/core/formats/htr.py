@@ -28,6 +28,7 @@ import io
 import os
 import re
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NoReturn
 
@@ -60,6 +61,7 @@ from .textio import (
 )
 
 ORDER_READINGS = ("listed", "reversed")
+_ROWS_PER_PIECE = 1 << 14  # rows formatted at a time when writing: the text is streamed, never held whole
 TRANSLATION_READINGS = ("rotated", "parent")
 TRANSLATION_CHOICES = (*TRANSLATION_READINGS, "evidence")
 SLIDE_TIE = 0.05  # slides within this fraction of each other (or both under 1e-6 leg lengths) tie
@@ -493,14 +495,34 @@ def write_htr(clip: Clip, path: str | os.PathLike[str], *, precision: int = 8, o
               bone_length_axis: str | None = None) -> None:
     """Write ``clip`` as HTR (atomically).  Unset options follow the clip's own HTR reading, else ZYX, Y and
     frame translations in the parent's frame (the format notes': what a reader falls back to)."""
-    atomic_write(path, format_htr(clip, precision=precision, order_reading=order_reading, translation=translation,
-                                  euler_order=euler_order, bone_length_axis=bone_length_axis).encode("utf-8"))
+    atomic_write(path, htr_pieces(clip, precision=precision, order_reading=order_reading, translation=translation,
+                                  euler_order=euler_order, bone_length_axis=bone_length_axis))
 
 
 def format_htr(clip: Clip, *, precision: int = 8, order_reading: str | None = None, translation: str | None = None,
                euler_order: str | None = None, bone_length_axis: str | None = None) -> str:
     """The HTR text for ``clip``.  ``CalibrationUnits`` names the clip's unit (lengths in a unit
     without a name are converted to mm); a clip that states no unit is written without it."""
+    return "".join(htr_pieces(clip, precision=precision, order_reading=order_reading, translation=translation,
+                              euler_order=euler_order, bone_length_axis=bone_length_axis))
+
+
+def htr_pieces(clip: Clip, *, precision: int = 8, order_reading: str | None = None, translation: str | None = None,
+               euler_order: str | None = None, bone_length_axis: str | None = None) -> Iterator[str]:
+    """:func:`format_htr`'s text in pieces (the header, then each segment's frame block): a writer streams
+    them to its file, so a long take's text is never held whole.  Everything is checked before the first
+    piece (a refused clip raises ``MocapWriteError`` before anything is written)."""
+    header, blocks = _htr_header_and_blocks(clip, precision=precision, order_reading=order_reading,
+                                            translation=translation, euler_order=euler_order,
+                                            bone_length_axis=bone_length_axis)
+    yield header
+    yield from blocks
+    yield "[EndOfFile]\n"
+
+
+def _htr_header_and_blocks(clip: Clip, *, precision: int, order_reading: str | None, translation: str | None,
+                           euler_order: str | None, bone_length_axis: str | None) -> tuple[str, Iterator[str]]:
+    """The header text and a generator of the frame blocks' texts, once the clip is checked."""
     unit = unit_name(clip.unit_in_metres)
     if clip.unit_in_metres is not None and unit is None:
         clip, unit = convert_unit(clip, UNITS_IN_METRES["mm"]), "mm"
@@ -535,16 +557,19 @@ def format_htr(clip: Clip, *, precision: int = 8, order_reading: str | None = No
     rows = format_rows(base, precision).splitlines()
     lines += [f"{name}\t{row}" for name, row in zip(names, rows)]
     starts = skeleton.channel_starts()
-    text = "\n".join(lines) + "\n"
-    blocks = []
-    for first, end in form.take_ranges():  # one set of segment blocks per take, numbered afresh
-        numbers = np.arange(form.start_frame, form.start_frame + end - first, dtype=np.float64)
-        for joint, name in enumerate(names):
-            values = form.motion[first:end, starts[joint]: starts[joint + 1]]
-            columns = np.column_stack([numbers, values[:, :3], values[:, 3:6][:, by_axis], values[:, 6]])
-            # SF to significant digits where it must: a tiny scale written as 0 would read back as 1 (no scale).
-            blocks.append(f"[{name}]\n" + format_rows(columns, precision, significant=[7]))
-    return text + "".join(blocks) + "[EndOfFile]\n"
+
+    def blocks() -> Iterator[str]:
+        for first, end in form.take_ranges():  # one set of segment blocks per take, numbered afresh
+            numbers = np.arange(form.start_frame, form.start_frame + end - first, dtype=np.float64)
+            for joint, name in enumerate(names):
+                values = form.motion[first:end, starts[joint]: starts[joint + 1]]
+                columns = np.column_stack([numbers, values[:, :3], values[:, 3:6][:, by_axis], values[:, 6]])
+                # SF to significant digits where it must: a tiny scale written as 0 would read back as 1.
+                yield f"[{name}]\n"
+                for row in range(0, len(columns), _ROWS_PER_PIECE):
+                    yield format_rows(columns[row:row + _ROWS_PER_PIECE], precision, significant=[7])
+
+    return "\n".join(lines) + "\n", blocks()
 
 
 def _bone_lengths(clip: Clip, known: dict, axis: str, heads: np.ndarray) -> np.ndarray:

@@ -10,7 +10,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 import numpy as np
 
@@ -120,18 +120,24 @@ def decode_text(raw: bytes) -> str:
         return raw.decode("latin-1")
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path`` and rename it into place.
+def atomic_write(path: str | os.PathLike[str], data: bytes | Iterable[str]) -> None:
+    """Write ``data`` (bytes, or pieces of text written as UTF-8 as they come, so a large file is never
+    held whole) to a temporary file beside ``path`` and rename it into place.
 
-    An ``OSError`` names ``path`` (not the temporary file) with the system's reason.
+    An ``OSError`` names ``path`` (not the temporary file) with the system's reason.  The temporary
+    name is never longer than a name the file system takes (``path``'s own name may be 255 bytes).
     """
     target = os.path.abspath(os.fspath(path))
     temporary = None
     try:
-        handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(target),
+        handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=temporary_suffix(target),
                                              dir=os.path.dirname(target))
         with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
+            if isinstance(data, bytes):
+                stream.write(data)
+            else:
+                for piece in data:
+                    stream.write(piece.encode("utf-8"))
         os.chmod(temporary, _new_file_mode(target))
         os.replace(temporary, target)
     except BaseException as error:
@@ -140,6 +146,13 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
         if isinstance(error, OSError):
             raise OSError(error.errno, error.strerror, target) from None
         raise
+
+
+def temporary_suffix(target: str) -> str:
+    """The end of a temporary name beside ``target``: its own name where that leaves room for a short
+    prefix within the 255 bytes a name may have, else only its extension."""
+    name = os.path.basename(target)
+    return name if len(os.fsencode(name)) <= 200 else os.path.splitext(name)[1][-16:]
 
 
 def _new_file_mode(target: str) -> int:

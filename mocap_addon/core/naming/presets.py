@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from ..files import require_regular_file
+from ..formats.textio import atomic_write
 from .canonical import CANONICAL_PARENTS, canonical_side
 from .names import DATA, FINGERS, NameReading, read_name
 
@@ -80,8 +82,9 @@ def preset_from_dict(data: Any, source: str = "preset") -> Preset:
     for joint, canonical in joints.items():
         if not isinstance(joint, str) or not joint:
             raise ValueError(f"{source}: joint names must be non-empty strings")
-        if canonical is not None and canonical not in CANONICAL_PARENTS:
-            raise ValueError(f"{source}: {joint!r} -> {canonical!r} is not a canonical joint")
+        if canonical is not None and not (isinstance(canonical, str) and canonical in CANONICAL_PARENTS):
+            raise ValueError(f"{source}: {joint[:40]!r} -> {repr(canonical)[:40]} is not a canonical joint name "
+                             "(or null)")
     lists = {}
     for key in ("strip_prefixes", "strip_suffixes"):
         value = data.get(key, [])
@@ -96,6 +99,7 @@ def preset_from_dict(data: Any, source: str = "preset") -> Preset:
 
 def load_preset(path: str | os.PathLike[str]) -> Preset:
     """Read a preset JSON file.  Its content is only data: nothing in it is run or opened."""
+    require_regular_file(path)
     with open(path, "rb") as handle:
         raw = handle.read(MAX_PRESET_BYTES + 1)
     if len(raw) > MAX_PRESET_BYTES:
@@ -104,16 +108,14 @@ def load_preset(path: str | os.PathLike[str]) -> Preset:
         data = json.loads(raw.decode("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ValueError(f"{path}: not a JSON preset ({error})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not a preset (nested too deeply)") from None
     return preset_from_dict(data, os.fspath(path))
 
 
 def save_preset(preset: Preset, path: str | os.PathLike[str]) -> None:
-    """Write a preset as JSON (temp file, then rename)."""
-    temporary = f"{os.fspath(path)}.tmp"
-    with open(temporary, "w", encoding="utf-8") as handle:
-        json.dump(preset.to_dict(), handle, indent=2)
-        handle.write("\n")
-    os.replace(temporary, path)
+    """Write a preset as JSON (a temporary file beside it, then renamed into place)."""
+    atomic_write(path, (json.dumps(preset.to_dict(), indent=2) + "\n").encode("utf-8"))
 
 
 @cache
@@ -127,7 +129,7 @@ def find_preset(name_or_path: str | os.PathLike[str]) -> Preset:
     builtin = builtin_presets().get(os.fspath(name_or_path).casefold())
     if builtin is not None:
         return builtin
-    if not os.path.isfile(name_or_path):
+    if not os.path.exists(name_or_path):
         raise ValueError(f"no preset {os.fspath(name_or_path)!r}: built-in ones are {', '.join(builtin_presets())}")
     return load_preset(name_or_path)
 

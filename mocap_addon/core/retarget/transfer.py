@@ -31,10 +31,11 @@ import numpy as np
 from .. import rotations
 from ..body import reference as bodies
 from ..body.anatomy import twist_axes
-from ..body.contacts import find_contacts
+from ..body.contacts import Contacts, find_contacts
+from ..body.footing import Gait, plant_feet, standing
 from ..body.footing import angles_to_reach as _angles_to_reach
-from ..body.footing import plant_feet, standing
 from ..body.footing import rotations_about as _rotations_about
+from ..body.soles import Foot, feet_of
 from ..kinematics import compose
 from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, encode_joint
 from ..model import rotation_order as order_of
@@ -49,6 +50,9 @@ METHODS = ("rotations", "lengths")
 LENGTHS = ("reference", "source")
 ROOT_MODES = ("scale", "keep", *ROOT_MOTION)
 FEET = ("planted", "free")
+LIMB_JOINTS = tuple(f"{part}_{side}" for side in "lr" for part in ("clavicle", "upper_arm", "lower_arm", "hand",
+                                                                   "upper_leg", "lower_leg", "foot"))
+STILL = 5.0  # degrees: a joint turning less than this over a take does not move
 TURN_COST = 0.3  # radians of a hinge's miss worth one radian less turn (see _best)
 LARGEST_MISS = 0.1  # radians: a hinge misses by more than the best candidate only up to this
 JUMP = 0.5  # a held rotation changing by more than this (largest matrix element) in one frame has jumped
@@ -82,6 +86,20 @@ class Figure:
 
     def paired(self) -> set[int]:
         return set(self.canonical.values())
+
+    def reference_positions(self) -> FloatArray:
+        """Joint origins ``(J, 3)`` in the reference pose (the rest's bones turned as ``reference`` turns
+        them, the hips where they rest)."""
+        positions = self.rest_positions.copy()
+        for joint, parent in enumerate(self.skeleton.parents):
+            if parent >= 0:
+                bone = self.rest_rotations[parent].T @ (self.rest_positions[joint] - self.rest_positions[parent])
+                positions[joint] = positions[parent] + self.reference[parent] @ bone
+        return positions
+
+    def feet(self) -> tuple[Foot, Foot]:
+        """The foot models (left, right) of the reference pose (see :mod:`.body.soles`)."""
+        return feet_of(self.skeleton, self.canonical, self.reference, self.reference_positions(), self.body)
 
 
 def to_canonical(clip: Motion, *, method: str = "rotations", mapping: Mapping[str, str | None] | None = None,
@@ -159,7 +177,8 @@ def retarget(clip: Motion, target: Skeleton | Clip | Pose, *, mapping: Mapping[s
         unit, up, metadata = None, "Y", {}
     else:
         unit, up, metadata = target.unit_in_metres, target.up_axis, dict(target.metadata)
-    metadata.update(warnings=[], retargeted_from=clip.metadata.get("source"))
+    metadata.update(warnings=_unmapped_limbs(motion, source, target_figure),
+                    retargeted_from=clip.metadata.get("source"))
     result = _transfer(motion, source, target_figure, root, unit, up, metadata)
     if feet == "planted":
         result = _planted(motion, result, source, target_figure, target, root)
@@ -190,13 +209,61 @@ def _planted(motion: Pose, result: Pose, source: Figure, target: Figure, standin
     layouts = target.skeleton.channels
     to_target = turn * (target.leg / source.leg if root != "keep" else 1.0)
     out, planting = plant_feet(result, target_mapping, contacts, stand, to_target, knee_axes,
-                               lambda joint, frame: _held(layouts[joint], frame, bone.get(joint)))
+                               lambda joint, frame: _held(layouts[joint], frame, bone.get(joint)),
+                               target.feet(), _gait(motion, source, contacts, target, standing_on))
     out.metadata["feet"] = {"mode": "planted", "floor_shift": planting.floor_shift,
                             "held_frames": list(planting.held_frames), "missed_frames": planting.missed_frames,
                             "worst_miss": planting.worst_miss}
-    if planting.missed_frames:
-        out.metadata.setdefault("warnings", []).append(planting.summary())
+    warnings = out.metadata.setdefault("warnings", [])
+    if not planting.contacts_found:
+        warnings.append(f"feet not held: no foot contacts found in {motion.frame_count} frames (too short or "
+                        "never still), so the figure stands with its lowest foot point on the target's floor")
+    elif planting.missed_frames:
+        warnings.append(planting.summary())
     return out
+
+
+def _gait(motion: Pose, source: Figure, contacts: Contacts, target: Figure,
+          standing_on: Clip | Pose | Skeleton) -> Gait:
+    """The source's feet's pitch and knees' flexion, frame by frame (see :class:`.footing.Gait`), its feet's
+    pitch measured from how they lie flat on its floor onto how the target's do (in its own captures,
+    else its reference pose)."""
+    gait = _gait_of(motion, source, contacts.up)
+    own = gait.flat(contacts.touching)
+    if isinstance(standing_on, Skeleton) or standing_on.frame_count < 2:
+        return gait.relative(own, (0.0, 0.0))
+    captures = as_pose(standing_on)
+    names = {target.skeleton.names[j]: c for c, j in target.canonical.items()}
+    target_contacts = find_contacts(captures, names)
+    return gait.relative(own, _gait_of(captures, target, target_contacts.up).flat(target_contacts.touching))
+
+
+def _gait_of(motion: Pose, figure: Figure, up: FloatArray) -> Gait:
+    reading = _Source(motion)
+
+    def world(joint: int) -> tuple[FloatArray, FloatArray]:
+        turns, places = reading.world(joint)
+        return rotations.quaternion_to_matrix(turns), places
+
+    legs = [tuple(figure.canonical[f"{j}_{side}"] for j in bodies.LEG_JOINTS) for side in "lr"]
+    return Gait.of(world, [(a, b, c) for a, b, c in legs], figure.feet(), up)
+
+
+def _unmapped_limbs(motion: Pose, source: Figure, target: Figure) -> list[str]:
+    """Warnings naming each limb joint the source moves (by more than :data:`STILL` degrees against its
+    first frame) that the target's mapping leaves out: it stays in the target's reference pose."""
+    warnings = []
+    for canonical in LIMB_JOINTS:
+        if canonical in target.canonical or canonical not in source.canonical:
+            continue
+        turns = motion.rotations[:, source.canonical[canonical]]
+        closeness = np.abs(turns @ turns[0]) if len(turns) else np.ones(1)
+        largest = float(np.degrees(2.0 * np.arccos(np.clip(closeness.min(), -1.0, 1.0))))
+        if largest > STILL:
+            warnings.append(f"{canonical} moves in the source (up to {largest:.0f} degrees) but no target joint is "
+                            "mapped to it: it stays in the target's reference pose (map it, or check the "
+                            "target's mapping)")
+    return warnings
 
 
 def _axis_name(axis: FloatArray) -> str:

@@ -6,6 +6,7 @@ library of clips, and new motion made by following them.
   file;
 - :func:`synthesize` (:mod:`.synthesis`): a walk over the graph, blended at every transition;
 - :func:`follow` (:mod:`.path_following`): a walk over the graph along a drawn ground path;
+- :func:`prune` (:mod:`.pruning`): a stretch cut out of made motion, the rest joined through the graph;
 - :func:`plot` (:mod:`.graph_plots`): the thesis's graphs as PNG files (needs matplotlib).
 """
 
@@ -14,7 +15,8 @@ from __future__ import annotations
 from .graph import MotionGraph, Transition, build, load_graph
 from .path_following import follow
 from .plots import PLOT_KINDS, plot
+from .pruning import prune
 from .synthesis import assemble, synthesize, transition_steps, walk
 
-__all__ = ["PLOT_KINDS", "MotionGraph", "Transition", "assemble", "build", "follow", "load_graph", "plot", "synthesize",
-           "transition_steps", "walk"]
+__all__ = ["PLOT_KINDS", "MotionGraph", "Transition", "assemble", "build", "follow", "load_graph", "plot", "prune",
+           "synthesize", "transition_steps", "walk"]

@@ -187,6 +187,9 @@ class _Search:
         self.graph, self.library, self.route, self.gap = graph, library, route, gap
         self.rng = np.random.default_rng(seed)
         self.ends = run_ends(graph.alive, graph.clip_ends)
+        last_source = np.searchsorted(graph.sources, self.ends) - 1  # of each frame's run, at or after it
+        exits = graph.sources[np.maximum(last_source, 0)]
+        self.exits = np.where((last_source >= 0) & (exits >= np.arange(graph.frame_count)), exits, -1)
         self.window = max(1, round(WINDOW * graph.fps))
         self.rates = np.linspace(-STEER_LIMIT, STEER_LIMIT, STEER_CHOICES) / graph.fps
 
@@ -266,30 +269,31 @@ class _Search:
         at its end with the steering of the frame it lands on (``None``: play on and decide again)."""
         graph, library, gap = self.graph, self.library, self.gap
         frame = state.frame
-        last = int(self.ends[frame]) - 1
+        last, exit = int(self.ends[frame]) - 1, int(self.exits[frame])
         earliest = frame + max(0, state.free_from - state.made)
-        latest = min(last, earliest + self.window)
-        forced = earliest > last
-        if forced:
-            earliest = latest = last
+        forced = earliest > exit  # no transition left once the interval has passed: take the last there is
+        if exit < frame:
+            raise ValueError(f"frame {frame} ({graph.clip_names[int(graph.clip_of(frame))]}) is a dead end: build "
+                             f"the graph with strongly_connected=True")
+        earliest, latest = (exit, exit) if forced else (earliest, min(exit, earliest + self.window))
         horizon = latest - frame + gap
         ahead = np.arange(frame + 1, min(last, frame + horizon) + 1)
         positions, headings = self._roll(state, ahead, self.rates)  # (K, n)
         along = state.along + np.cumsum(library.forward[ahead])
         costs = np.cumsum(self._errors(positions, along, self.rates[:, None]), axis=1)
         best: tuple[float, tuple[IntArray, float, Transition | None, float]] = (math.inf, (ahead, 0.0, None, 0.0))
-        if last - frame >= horizon:
+        step = max(1, self.window // 2)
+        if last - frame >= horizon and exit >= max(earliest, frame + step):
             rate = int(np.argmin(costs[:, -1]))
-            step = max(1, self.window // 2)
             score = self._score(costs[rate, -1], horizon, along[-1] - state.along)
             best = (score, (ahead[:step], float(self.rates[rate]), None, 0.0))
-        options = self._options(earliest, latest, played, state.first, forced)
+        options = self._options(earliest, latest, played, state.first, forced or best[0] == math.inf)
+        if not options and best[0] == math.inf:
+            raise ValueError(f"frame {frame} ({graph.clip_names[int(graph.clip_of(frame))]}) leads nowhere: build "
+                             f"the graph with strongly_connected=True")
         if options:
             best = min(best, self._best_transition(state, options, ahead, positions, headings, along, costs,
                                                    horizon), key=lambda pair: pair[0])
-        if best[0] == math.inf:
-            raise ValueError(f"frame {last} ({graph.clip_names[int(graph.clip_of(last))]}) is a dead end: build "
-                             f"the graph with strongly_connected=True")
         return best[1]
 
     def _options(self, earliest: int, latest: int, played: list[tuple[int, int]], first: int,
@@ -303,7 +307,9 @@ class _Search:
         kept = [t for source in sorted({t.source for t in every})
                 for t in allowed([t for t in every if t.source == source], [*played, (first, source)], self.gap,
                                  self.ends)]
-        return kept if kept or not forced else every
+        way_on = [t for t in kept if self.exits[t.target] >= t.target + self.gap - 1]  # a transition after it
+        kept = way_on or [t for t in kept if self.exits[t.target] >= t.target]
+        return kept if kept or not forced else every  # where the graph leaves no choice, the rules give way
 
     def _best_transition(self, state: _State, options: list[Transition], ahead: IntArray, positions: Any,
                          headings: Any, along: Any, costs: Any,

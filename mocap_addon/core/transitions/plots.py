@@ -135,7 +135,7 @@ def _per_frame(graph: MotionGraph, ax: Any, clip: int, chosen: list[int], betwee
             if other != clip and picked.any():
                 counts = _counts(graph.sources[picked] - first, count)
                 ax.bar(seconds, counts, width=1 / graph.fps, bottom=stacked, color=_colour(other),
-                       label=graph.clip_names[other])
+                       label=plain(graph.clip_names[other]))
                 stacked += counts
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=6, loc="upper right", title="to", title_fontsize=6)
@@ -149,7 +149,12 @@ def _per_frame(graph: MotionGraph, ax: Any, clip: int, chosen: list[int], betwee
     ax.set_xlim(0, count / graph.fps)
     ax.yaxis.get_major_locator().set_params(integer=True)
     ax.set_ylabel("count", fontsize=8)
-    ax.set_title(graph.clip_names[clip], fontsize=8, loc="left")
+    ax.set_title(graph.clip_names[clip], fontsize=8, loc="left", parse_math=False)
+
+
+def plain(text: str) -> str:
+    """``text`` shown as it is where matplotlib would read ``$...$`` as a formula (legends, tick labels)."""
+    return text.replace("$", r"\$")
 
 
 def _colour(clip: int) -> str:
@@ -176,7 +181,7 @@ def _matrix(graph: MotionGraph, ax: Any) -> None:
         ax.fill_between(np.arange(total) * seconds, 0, 1, where=dead, transform=ax.get_xaxis_transform(),
                         color="0.9", step="mid", zorder=0)
     middles = (graph.offsets + graph.clip_frames / 2) * seconds
-    names = [name[:18] for name in graph.clip_names]
+    names = [plain(name[:18]) for name in graph.clip_names]
     ax.set_xticks(middles, names, rotation=60, ha="right", fontsize=6)
     ax.set_yticks(middles, names, fontsize=6)
     ax.set_xlim(0, total * seconds)

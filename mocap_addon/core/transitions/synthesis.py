@@ -215,7 +215,8 @@ def assemble(graph: MotionGraph, clips: Sequence[Clip | Pose], path: Sequence[in
     translations[:, HIPS] = np.stack([ground.real, heights, ground.imag], axis=1)
     metadata: dict[str, Any] = {
         "source": "motion graph", "clips": list(graph.clip_names), "path": path.tolist(),
-        "transitions": [(int(t), int(path[t - 1]), int(path[t])) for t in landings]}
+        "transitions": [(int(t), int(path[t - 1]), int(path[t])) for t in landings],
+        "start": [float(x), float(z), float(facing)]}
     return Pose(source.skeleton, _local(poses, _yaw(headings)), translations, None, 1.0 / graph.fps, 1, 1.0, "Y",
                 metadata).to_clip()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +25,7 @@ from .asf import applied_order, direction_and_length, file_layout
 
 # A bone name is one word without the characters ASF reads as separators, and no keyword (":name").
 _UNSAFE_IN_NAMES = re.compile(r"[\s,()#]+|^:")
+_FRAMES_PER_PIECE = 4096  # frames formatted at a time when writing: the text is streamed, never held whole
 
 
 @dataclass
@@ -52,7 +54,7 @@ def write_amc(clip: Clip, path: str | os.PathLike[str], *, precision: int = 6) -
     asf_path = stem + ".asf"
     atomic_write(asf_path, format_asf(plan, os.path.basename(stem)).encode("utf-8"))
     if os.path.splitext(target)[1].lower() == ".amc":
-        atomic_write(target, format_amc(plan, os.path.basename(asf_path), precision).encode("utf-8"))
+        atomic_write(target, amc_pieces(plan, os.path.basename(asf_path), precision))
 
 
 def acclaim_form(clip: Clip) -> _Plan:
@@ -254,7 +256,13 @@ def _bone_block(plan: _Plan, joint: int, axis_angles: np.ndarray, limits: dict[s
 
 
 def format_amc(plan: _Plan, asf_name: str, precision: int = 6) -> str:
-    """AMC text: every frame lists every bone with dofs, in skeleton order, in one formatting call."""
+    """AMC text: every frame lists every bone with dofs, in skeleton order."""
+    return "".join(amc_pieces(plan, asf_name, precision))
+
+
+def amc_pieces(plan: _Plan, asf_name: str, precision: int = 6) -> Iterator[str]:
+    """:func:`format_amc`'s text in pieces (the header, then blocks of frames, each in one formatting call):
+    a writer streams them to its file, so a long take's text is never held whole."""
     clip = plan.clip
     skeleton = clip.skeleton
     starts = skeleton.channel_starts()
@@ -266,7 +274,10 @@ def format_amc(plan: _Plan, asf_name: str, precision: int = 6) -> str:
         columns += [int(starts[joint]) + layout.index(token) for token in dof]
         name = "root" if joint == 0 else skeleton.names[joint].replace("%", "%%")  # the row is a % template
         row.append(name + f" %.{precision}f" * len(dof))
-    header = f"#!OML:ASF {asf_name}\n# written by Mocap I/O\n:FULLY-SPECIFIED\n:DEGREES\n"
-    numbers = np.arange(clip.start_frame, clip.start_frame + clip.frame_count)
-    table = np.column_stack([numbers, printable(clip.motion[:, columns], precision)])
-    return header + ("\n".join(row) + "\n") * clip.frame_count % tuple(table.ravel().tolist())
+    yield f"#!OML:ASF {asf_name}\n# written by Mocap I/O\n:FULLY-SPECIFIED\n:DEGREES\n"
+    template = "\n".join(row) + "\n"
+    for first in range(0, clip.frame_count, _FRAMES_PER_PIECE):
+        last = min(first + _FRAMES_PER_PIECE, clip.frame_count)
+        numbers = np.arange(clip.start_frame + first, clip.start_frame + last)
+        table = np.column_stack([numbers, printable(clip.motion[first:last, columns], precision)])
+        yield template * (last - first) % tuple(table.ravel().tolist())

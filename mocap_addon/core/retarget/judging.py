@@ -1,0 +1,129 @@
+"""A retarget judged against its source as an animator would: soles on the floor, knees that bend, no spins.
+
+:func:`judge` measures, over the source's foot contacts (:mod:`..body.contacts`):
+the lowest point of each of the result's feet (heel, ball, toe tip of
+:mod:`..body.soles`) above the target's floor and the source's own above its
+floor, in leg lengths; each stance's knee flexion at its middle frame against
+the source's; frames with a knee straighter than :data:`STRAIGHT` degrees; and
+frames where a limb bone turns more than :data:`SPIN` degrees while the source's
+turns less than :data:`CALM` (a spin).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..body.contacts import find_contacts
+from ..body.footing import standing
+from ..body.reference import LEG_JOINTS
+from ..body.soles import lowest
+from ..kinematics import World, forward_kinematics
+from ..model import Clip, Skeleton
+from ..pose import Pose
+from ..rotations import FloatArray
+from .transfer import Figure, figure
+
+STRAIGHT = 3.0  # degrees of knee flexion under which a knee is straight
+SPIN = 60.0  # degrees a limb bone turns in one frame to spin...
+CALM = 20.0  # ...while the source's turns less than this
+LIMBS = ("upper_arm", "lower_arm", "hand", "upper_leg", "lower_leg", "foot")
+
+
+@dataclass
+class Judgement:
+    """What :func:`judge` measured (heights in leg lengths, angles in degrees)."""
+
+    frames: int
+    contact_frames: int
+    soles: FloatArray  # (F, 2) the result's lowest foot point above the target's floor
+    source_soles: FloatArray  # (F, 2) the source's above its own
+    planted: NDArray[np.bool_]  # (F, 2) the source's contacts
+    knees: FloatArray  # (F, 2) the result's knee flexion
+    source_knees: FloatArray  # (F, 2)
+    stances: list[tuple[int, int]]  # (middle frame, side) of each stance inside the take
+    spins: int  # frames in which some limb spins
+
+    def on_floor(self, within: float = 0.015) -> float:
+        """Share of contact frames with the lowest foot point within ``within`` of the floor."""
+        return float(np.mean(np.abs(self.soles[self.planted]) <= within)) if self.planted.any() else 1.0
+
+    def deepest(self) -> float:
+        """The lowest foot point's lowest height over contact frames (negative: under the floor)."""
+        return float(self.soles[self.planted].min()) if self.planted.any() else 0.0
+
+    def source_deepest(self) -> float:
+        return float(self.source_soles[self.planted].min()) if self.planted.any() else 0.0
+
+    def stance_knee_errors(self) -> FloatArray:
+        """Each stance's knee flexion minus the source's, at its middle frame."""
+        return np.array([self.knees[f, s] - self.source_knees[f, s] for f, s in self.stances])
+
+    def straight(self) -> tuple[int, int]:
+        """Knee-frames straighter than :data:`STRAIGHT`: the result's and the source's."""
+        return int((self.knees < STRAIGHT).sum()), int((self.source_knees < STRAIGHT).sum())
+
+
+def judge(source: Clip | Pose, target: Clip | Pose | Skeleton, result: Clip | Pose) -> Judgement:
+    """``result`` (``source`` retargeted onto ``target``) measured (see the module notes)."""
+    source_figure, target_figure = figure(source, None, "source"), figure(target, None, "target")
+    source_names = _names(source_figure)
+    contacts = find_contacts(source, source_names)
+    stand = standing(target, _names(target_figure), target_figure.world.T @ np.array([0.0, 1.0, 0.0]))
+    world, source_world = forward_kinematics(result), forward_kinematics(source)
+    soles = _soles(world, target_figure, stand.up, stand.floor) / stand.leg
+    source_soles = _soles(source_world, source_figure, contacts.up, contacts.floor) / contacts.leg
+    knees, source_knees = _flexion(world, target_figure), _flexion(source_world, source_figure)
+    limbs = [f"{limb}_{side}" for limb in LIMBS for side in "lr"
+             if f"{limb}_{side}" in target_figure.canonical and f"{limb}_{side}" in source_figure.canonical]
+    turned = _turns(world, target_figure, limbs)
+    spins = int(((turned > SPIN) & (_turns(source_world, source_figure, limbs) < CALM)).any(axis=1).sum())
+    planted = contacts.planted
+    return Judgement(result.frame_count, int(planted.sum()), soles, source_soles, planted, knees, source_knees,
+                     _stances(planted), spins)
+
+
+def _names(figure: Figure) -> dict[str, str | None]:
+    return {figure.skeleton.names[j]: c for c, j in figure.canonical.items()}
+
+
+def _soles(world: World, figure: Figure, up: FloatArray, floor: float) -> FloatArray:
+    rotations, positions = world.rotations, world.positions
+    return np.stack([lowest(foot.points(lambda j: (rotations[:, j], positions[:, j])), up, floor)
+                     for foot in figure.feet()], axis=1)
+
+
+def _flexion(world: World, figure: Figure) -> FloatArray:
+    """Each knee's flexion (degrees, 0 straight) ``(F, 2)``."""
+    out = []
+    for side in "lr":
+        hip, knee, ankle = (world.positions[:, figure.canonical[f"{j}_{side}"]] for j in LEG_JOINTS)
+        thigh, shin = knee - hip, ankle - knee
+        cosine = np.sum(thigh * shin, axis=-1) / np.maximum(
+            np.linalg.norm(thigh, axis=-1) * np.linalg.norm(shin, axis=-1), 1e-300)
+        out.append(np.degrees(np.arccos(np.clip(cosine, -1.0, 1.0))))
+    return np.stack(out, axis=1)
+
+
+def _turns(world: World, figure: Figure, limbs: list[str]) -> FloatArray:
+    """Degrees each limb bone's world rotation turns from one frame to the next ``(F - 1, limbs)``."""
+    if not limbs or world.positions.shape[0] < 2:
+        return np.zeros((max(world.positions.shape[0] - 1, 0), len(limbs)))
+    rotations = world.rotations[:, [figure.canonical[limb] for limb in limbs]]
+    step = np.swapaxes(rotations[:-1], -1, -2) @ rotations[1:]
+    cosine = (np.trace(step, axis1=-2, axis2=-1) - 1.0) / 2.0
+    return np.asarray(np.degrees(np.arccos(np.clip(cosine, -1.0, 1.0))))
+
+
+def _stances(planted: NDArray[np.bool_]) -> list[tuple[int, int]]:
+    """The middle frame and side of every run of contact that neither begins nor ends the take."""
+    out = []
+    frames = len(planted)
+    for side in range(2):
+        edges = np.flatnonzero(np.diff(np.concatenate([[0], planted[:, side].astype(np.int8), [0]])))
+        for start, stop in zip(edges[::2], edges[1::2]):
+            if start > 0 and stop < frames:
+                out.append(((int(start) + int(stop) - 1) // 2, side))
+    return out
