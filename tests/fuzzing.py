@@ -43,7 +43,9 @@ MUTATION_GROWTH = 4 << 20  # bytes one mutation may add (a file of any size is r
 
 HOSTILE_NUMBERS = [b"1e400", b"-1e400", b"9" * 400, b"4.9e-324", b"1e-400", b"1.8e303", b"-1.8e308", b"nan", b"inf",
                    b"-inf", b"0", b"-0", b"1e15", b"\xc2\xb2", b"\xd9\xa3", b"9" * 5000, b"1_0", b"0x10", b".", b"-",
-                   b"1e", b"+.5", b"00000000000000000001", b"99999999999", b"-1", b"1,5"]
+                   b"1e", b"+.5", b"00000000000000000001", b"99999999999", b"-1", b"1,5",
+                   # issue 26: finite but past the readers' magnitude limit (1e9), and just inside it
+                   b"1e308", b"-1e308", b"1e10", b"1000000000.5", b"999999999", b"1e-12"]
 SNIPPETS = [b"\r", b"\n", b"\r\n", b"\t", b"\xef\xbb\xbf", b"\x00", b"\xff\xfe", b"{", b"}", b"[", b"]", b"#", b":",
             b"(", b")", b"[Header]\n", b"[EndOfFile]\n", b":DEGREES\n", b":RADIANS\n", b"End Site\n", b"JOINT x\n",
             b"ROOT y\n", b"MOTION\n", b"begin\n", b"end\n", b"root\n", b"GLOBAL", b" \xe2\x80\x83 ", b"\xc2\xa0",

@@ -183,6 +183,26 @@ def test_import_messages_give_the_reason(addon, tmp_path):
         bpy.ops.import_anim.mocap_bvh(directory=str(tmp_path), files=[{"name": ""}], filepath=str(tmp_path))
 
 
+def test_hostile_files_are_refused_at_once_with_their_line(addon, tmp_path):
+    """Issue 26: a FIFO blocks nothing; a finite but huge value (1e308) is refused with its line before
+    anything computes from it (Reduce Keys used to spin for ever on the NaN it became)."""
+    import os
+    import time
+
+    from tests.test_htr import GOOD as HTR
+
+    bpy = addon
+    os.mkfifo(tmp_path / "fifo.bvh")
+    with pytest.raises(RuntimeError, match=r"fifo.bvh.*not a regular file \(a FIFO\)"):
+        bpy.ops.import_anim.mocap_bvh(filepath=str(tmp_path / "fifo.bvh"))
+    (tmp_path / "huge.htr").write_text(HTR.replace("1 2 0 0 0 0 0 1", "1 1e308 0 0 0 0 0 1"))
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"huge.htr:22: .*'1e308' is too large \(the limit is 1e\+09\)"):
+        bpy.ops.import_anim.mocap_htr(filepath=str(tmp_path / "huge.htr"), reduce_keys=True)
+    assert time.monotonic() - started < 10
+    assert not [obj for obj in bpy.data.objects if obj.type == "ARMATURE"]
+
+
 def test_export_messages_and_file_names(addon, tmp_path):
     bpy = addon
     bpy.ops.import_anim.mocap_bvh(filepath=str(SAMPLE))

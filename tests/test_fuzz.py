@@ -19,6 +19,13 @@ def test_mutated_files_load_or_fail_cleanly_and_what_loads_round_trips():
         "\n(python -m tests.fuzzing --replay NAME:CASE --save FILE reproduces one)")
 
 
+def test_a_campaign_on_a_seed_never_tuned_on_finds_nothing():
+    """Issue 26: another campaign (seed 2026, chosen before it was run), with the huge finite numbers."""
+    results = fuzzing.run(fuzzing.plan(120, seed=2026))
+    failures = {case: why for case, why in results.items() if why}
+    assert not failures, "\n".join(f"{case}: {why}" for case, why in sorted(failures.items())[:20])
+
+
 def test_cases_are_reproducible_and_reach_every_seed():
     plan = fuzzing.plan(60, seed=5)
     assert plan == fuzzing.plan(60, seed=5)

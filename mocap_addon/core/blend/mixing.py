@@ -573,9 +573,7 @@ class _Pairing:
             share = weights[..., column]
             if frame is not None:
                 share = np.broadcast_to(share[..., :1], share.shape[:-1] + (frame + 1,))
-            turn, place = mixed_path(self.heading, *self.steps, share)
-            if frame is not None:
-                turn, place = turn[..., -1:, :], place[..., -1:, :]
+            turn, place = mixed_path(self.heading, *self.steps, share, last_only=frame is not None)
             mixed.rotations[..., column, :], mixed.translations[..., column, :] = turn, place
             return mixed
         turn_a, tilt_a = self.heading.split(pose_a.rotations[:, column])

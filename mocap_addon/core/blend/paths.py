@@ -95,9 +95,11 @@ class Steps:
         return cls(float(angles[0]), floor[0], wrapped(np.diff(angles)), moves, translations @ heading.up, tilts)
 
 
-def mixed_path(heading: Heading, a: Steps, b: Steps, weights: FloatArray) -> tuple[FloatArray, FloatArray]:
+def mixed_path(heading: Heading, a: Steps, b: Steps, weights: FloatArray, *,
+               last_only: bool = False) -> tuple[FloatArray, FloatArray]:
     """Rotations ``(..., K, 4)`` and translations ``(..., K, 3)`` of the root whose path mixes ``a``'s and
-    ``b``'s by ``weights`` ``(..., K)`` (0: ``a``, 1: ``b``; ``K`` up to the frames of both), from ``a``'s start.
+    ``b``'s by ``weights`` ``(..., K)`` (0: ``a``, 1: ``b``; ``K`` up to the frames of both), from ``a``'s start;
+    ``last_only``: only the last frame's (``K`` 1), still integrated from the start.
 
     Per frame the turn and the move are interpolated (by the weight of the frame
     a step starts from) and integrated from ``a``'s first heading and place;
@@ -110,14 +112,22 @@ def mixed_path(heading: Heading, a: Steps, b: Steps, weights: FloatArray) -> tup
     turns = a.turns[:count - 1] + step * (b.turns[:count - 1] - a.turns[:count - 1])
     angles = a.start_heading + np.concatenate([np.zeros(weights.shape[:-1] + (1,)), np.cumsum(turns, axis=-1)],
                                               axis=-1)
-    moves = a.moves[:count - 1] + step[..., None] * (b.moves[:count - 1] - a.moves[:count - 1])
-    travelled = np.cumsum(heading.turned(moves, angles[..., :-1]), axis=-2)
-    places = a.start_place + np.concatenate([np.zeros(weights.shape[:-1] + (1, 3)), travelled], axis=-2)
-    heights = a.heights[:count] + weights * (b.heights[:count] - a.heights[:count])
-    tilts = heading.split(rotations.slerp(a.tilts[:count], b.tilts[:count], weights))[1]
+    # Moves over the floor as complex numbers in the plane's axes: turning one about the up axis is a product.
+    first, second = heading.plane()
+    move_a, move_b = ((s.moves[:count - 1] @ first) + 1j * (s.moves[:count - 1] @ second) for s in (a, b))
+    steps = (move_a + step * (move_b - move_a)) * np.exp(1j * angles[..., :-1])
+    if last_only:
+        travelled = np.sum(steps, axis=-1, keepdims=True)
+        frames = slice(count - 1, count)
+        angles, weights = angles[..., frames], weights[..., frames]
+    else:
+        travelled = np.concatenate([np.zeros(weights.shape[:-1] + (1,)), np.cumsum(steps, axis=-1)], axis=-1)
+        frames = slice(0, count)
+    places = a.start_place + travelled.real[..., None] * first + travelled.imag[..., None] * second
+    heights = a.heights[frames] + weights * (b.heights[frames] - a.heights[frames])
+    tilts = heading.split(rotations.slerp(a.tilts[frames], b.tilts[frames], weights))[1]
     return (rotations.quaternion_multiply(heading.turns(angles), tilts),
             places + heights[..., None] * heading.up)
-
 
 
 @dataclass

@@ -23,8 +23,11 @@ is scaled by the ratio of leg lengths (thigh + shin), or kept (``root="keep"``).
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -172,7 +175,9 @@ def retarget(clip: Motion, target: Skeleton | Clip | Pose, *, mapping: Mapping[s
     motion = as_pose(clip)
     source = figure(motion, mapping, "source", source_reference)
     own_captures = motion if isinstance(target, Skeleton) and _same_body(target, motion.skeleton) else None
-    target_figure = figure(target, target_mapping, "target", reference=target_reference, captures=own_captures)
+    prepared = own_captures is None and target_mapping is None and target_reference is None
+    target_figure = (_prepared(target, "figure", lambda: figure(target, None, "target")) if prepared
+                     else figure(target, target_mapping, "target", reference=target_reference, captures=own_captures))
     if isinstance(target, Skeleton):
         unit, up, metadata = None, "Y", {}
     else:
@@ -194,7 +199,9 @@ def _planted(motion: Pose, result: Pose, source: Figure, target: Figure, standin
     source_mapping = {motion.skeleton.names[j]: c for c, j in source.canonical.items()}
     target_mapping = {target.skeleton.names[j]: c for c, j in target.canonical.items()}
     contacts = find_contacts(motion, source_mapping)
-    stand = standing(standing_on, target_mapping, target.world.T @ np.array([0.0, 1.0, 0.0]))
+    stand = _prepared(standing_on, "standing",
+                      lambda: standing(standing_on, target_mapping, target.world.T @ np.array([0.0, 1.0, 0.0])),
+                      target)
     turn = target.world.T @ source.world
     if (turn @ contacts.up) @ stand.up < np.cos(np.radians(45)):
         result.metadata.setdefault("warnings", []).append(
@@ -232,10 +239,48 @@ def _gait(motion: Pose, source: Figure, contacts: Contacts, target: Figure,
     own = gait.flat(contacts.touching)
     if isinstance(standing_on, Skeleton) or standing_on.frame_count < 2:
         return gait.relative(own, (0.0, 0.0))
-    captures = as_pose(standing_on)
-    names = {target.skeleton.names[j]: c for c, j in target.canonical.items()}
-    target_contacts = find_contacts(captures, names)
-    return gait.relative(own, _gait_of(captures, target, target_contacts.up).flat(target_contacts.touching))
+
+    def flat() -> tuple[float, float]:
+        captures = as_pose(standing_on)
+        names = {target.skeleton.names[j]: c for c, j in target.canonical.items()}
+        target_contacts = find_contacts(captures, names)
+        return _gait_of(captures, target, target_contacts.up).flat(target_contacts.touching)
+
+    return gait.relative(own, _prepared(standing_on, "flat", flat, target))
+
+
+PREPARED_TARGETS = 4  # targets whose preparation a process keeps (a batch retargets every take onto one)
+_prepared_parts: OrderedDict[tuple[str, str, int], Any] = OrderedDict()
+
+
+def _prepared(target: Clip | Pose | Skeleton, part: str, prepare: Callable[[], Any], figured: Any = None) -> Any:
+    """``prepare()``: what a retarget measures on its target alone (its figure, how it stands, how flat its
+    feet lie), kept by the target's content, so a batch onto one target prepares it once per worker.
+    ``figured``: the figure the part is measured with (``None`` for the figure itself), part of the key."""
+    if isinstance(target, Skeleton):
+        return prepare()
+    digest = hashlib.sha1(skeleton_fingerprint(target.skeleton).encode("ascii"))
+    digest.update(np.ascontiguousarray(target.motion if isinstance(target, Clip) else target.rotations).tobytes())
+    if isinstance(target, Pose):
+        digest.update(np.ascontiguousarray(target.translations).tobytes())
+    digest.update(repr((target.frame_time, target.unit_in_metres, target.up_axis)).encode("ascii"))
+    key = (digest.hexdigest(), part, id(figured) if figured is not None else 0)
+    if key in _prepared_parts:
+        _prepared_parts.move_to_end(key)
+        return _prepared_parts[key]
+    value = prepare()
+    _prepared_parts[key] = value
+    while len(_prepared_parts) > 3 * PREPARED_TARGETS:
+        _prepared_parts.popitem(last=False)
+    return value
+
+
+def skeleton_fingerprint(skeleton: Skeleton) -> str:
+    """A skeleton's names, parents, offsets, rest rotations and channels, hashed."""
+    digest = hashlib.sha1(repr((skeleton.names, skeleton.parents, skeleton.channels)).encode("utf-8"))
+    digest.update(np.ascontiguousarray(skeleton.offsets).tobytes())
+    digest.update(np.ascontiguousarray(skeleton.rest_rotations).tobytes())
+    return digest.hexdigest()
 
 
 def _gait_of(motion: Pose, figure: Figure, up: FloatArray) -> Gait:
