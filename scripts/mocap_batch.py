@@ -76,6 +76,8 @@ def _add_operator_option(parser: argparse.ArgumentParser, prop: Any) -> None:
 def arguments(argv: list[str], bpy: Any) -> argparse.Namespace:
     from mocap_addon.blender.files import FORMATS
     from mocap_addon.blender.files.base import operator_properties
+    from mocap_addon.core.cli.options import add_choice
+    from mocap_addon.core.options import CANONICAL_FEET, CANONICAL_METHOD, FEET
 
     parser = argparse.ArgumentParser(prog="mocap_batch", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("inputs", nargs="+", help="motion capture files, or one .blend to export from")
@@ -92,14 +94,12 @@ def arguments(argv: list[str], bpy: Any) -> argparse.Namespace:
         _add_operator_option(parser, prop)
     parser.add_argument("--canonical", action="store_true",
                         help="put every input on the canonical skeleton, one file each in the output folder")
-    parser.add_argument("--method", default="rotations", choices=("rotations", "lengths"),
-                        help="canonical conversion method (default rotations)")
+    add_choice(parser, CANONICAL_METHOD, help="with --canonical")
     parser.add_argument("--retarget-onto", metavar="FILE|RIG.blend:OBJECT",
                         help="retarget every input onto FILE's skeleton, or onto the armature OBJECT of a .blend "
                              "(with its bone mapping and reference pose), one file each in the output folder")
-    parser.add_argument("--feet", choices=("planted", "free"),
-                        help="planted: feet on the target's floor, held during contacts (retarget's default); "
-                             "free: exact limb directions (the canonical conversion's default)")
+    add_choice(parser, FEET, default=None, help=f"default {FEET.default} for retargeting, "
+                                                 f"{CANONICAL_FEET.default} for --canonical")
     parser.add_argument("--jobs", type=int, default=None,
                         help="worker processes for folder work (default: the machine's cores)")
     parser.add_argument("--force", action="store_true",

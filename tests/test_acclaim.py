@@ -218,8 +218,13 @@ def test_malformed_amc(text, line, words):
     expect_format_error(lambda data, path: parse_amc(data, asf, path), text, "bad.amc", line, words)
 
 
-def test_malformed_case_count():
-    assert len(ASF_MALFORMED) + len(AMC_MALFORMED) >= 20
+def test_malformed_cases_are_distinct_files_and_the_files_they_are_cut_from_parse():
+    for cases, good in ((ASF_MALFORMED, ASF), (AMC_MALFORMED, AMC)):
+        texts = [text for _, text, *_ in cases]
+        assert len(set(texts)) == len(texts) and len({name for name, *_ in cases}) == len(texts)
+        assert good not in texts
+    asf = parse_asf(ASF.encode(), "t.asf")
+    assert len(parse_amc(AMC.encode(), asf, "t.amc")[0]) > 0
 
 
 @st.composite

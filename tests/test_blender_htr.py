@@ -150,5 +150,5 @@ def test_frame_translation_reading_is_chosen_by_evidence_and_kept(addon):
     record = json.loads(bpy.context.object.data[PROPERTY])["metadata"]
     assert record["htr"]["translation"] == "rotated" and record["htr"]["translation_chosen_by"] == "evidence"
     assert any("turned by the base rotation" in note for note in record["notes"])
-    assert bpy.ops.import_anim.mocap_htr(filepath=str(path), translation="parent") == {"FINISHED"}
+    assert bpy.ops.import_anim.mocap_htr(filepath=str(path), translation="PARENT") == {"FINISHED"}
     assert json.loads(bpy.context.object.data[PROPERTY])["metadata"]["htr"]["translation"] == "parent"

@@ -172,7 +172,7 @@ def test_live_retarget_is_the_baked_retarget_and_switches_source_without_baking(
     assert settings.kept == own and own.use_fake_user  # taken off, kept: it would hide the live pose
     for source in (walk, jog):
         settings.source = bpy.data.objects[source]
-        for root, feet in (("scale", "planted"), ("keep", "free")):
+        for root, feet in (("SCALE", "PLANTED"), ("KEEP", "FREE")):
             actions = set(bpy.data.actions)
             settings.retarget_root, settings.retarget_feet = root, feet
             shown = heads(bpy, target, frames)

@@ -85,7 +85,7 @@ def test_a_rolled_a_pose_rig_follows_the_source_limbs(addon, convention):
     bpy = addon
     source = import_sample(bpy)
     target = build_rig(bpy, "mixamo", convention)
-    assert bpy.ops.mocap.retarget(source=source.name, target=target.name, feet="free") == {"FINISHED"}
+    assert bpy.ops.mocap.retarget(source=source.name, target=target.name, feet="FREE") == {"FINISHED"}
     action = target.animation_data.action
     assert action.name == f"{source.animation_data.action.name} on {target.name}"
     assert action.frame_range[:] == (1.0, 120.0)
@@ -99,7 +99,7 @@ def test_to_canonical_operator_makes_a_canonical_armature(addon):
 
     bpy = addon
     source = import_sample(bpy)
-    assert bpy.ops.mocap.to_canonical(method="lengths") == {"FINISHED"}
+    assert bpy.ops.mocap.to_canonical(method="LENGTHS") == {"FINISHED"}
     canonical = bpy.context.object
     assert canonical.name == "walk_turn_canonical" and canonical is not source
     assert sorted(b.name for b in canonical.data.bones) == sorted(CANONICAL_JOINTS)
@@ -144,14 +144,14 @@ def test_reference_pose_is_what_the_rig_stands_in_for_the_source_t_pose(addon):
     bpy = addon
     source = import_sample(bpy)
     target = build_rig(bpy)
-    bpy.ops.mocap.retarget(source=source.name, target=target.name, feet="free")
+    bpy.ops.mocap.retarget(source=source.name, target=target.name, feet="FREE")
     automatic = directions(bpy, target, "mixamo")
     target.animation_data.action = None
     for pose_bone in target.pose.bones:
         pose_bone.matrix_basis.identity()
     bpy.context.view_layer.objects.active = target
     assert bpy.ops.mocap.set_reference_pose() == {"FINISHED"}
-    bpy.ops.mocap.retarget(source=source.name, target=target.name, feet="free")
+    bpy.ops.mocap.retarget(source=source.name, target=target.name, feet="FREE")
     from_rest = directions(bpy, target, "mixamo")
     # Each limb bone turns by the angle between its rest direction and its T-pose one (arms out, legs down).
     heads = {name.replace("mixamorig:", ""): np.array(bone.head_local) for name, bone in target.data.bones.items()}
@@ -176,7 +176,7 @@ def test_reference_pose_is_what_the_rig_stands_in_for_the_source_t_pose(addon):
         pose_bone.matrix = Matrix.Translation(pose_bone.head) @ turn @ Matrix.Translation(-pose_bone.head) \
             @ pose_bone.matrix
     bpy.ops.mocap.set_reference_pose()
-    bpy.ops.mocap.retarget(source=source.name, target=target.name, feet="free")
+    bpy.ops.mocap.retarget(source=source.name, target=target.name, feet="FREE")
     by_hand = directions(bpy, target, "mixamo")
     arms, legs = [0, 1, 4, 5], [2, 3, 6, 7]
     assert np.sum(automatic * by_hand, axis=-1)[:, arms].min() >= 0.99999  # arms: the automatic T-pose's
@@ -196,7 +196,7 @@ def test_the_stored_bone_mapping_is_used(addon):
     assert mapping["pelvis"] == "hips"
     store_mapping(target, {**mapping, "pelvis": None}, {})
     with pytest.raises(RuntimeError, match="target has no joint mapped to hips"):
-        bpy.ops.mocap.retarget(source=source.name, target=target.name, feet="free")
+        bpy.ops.mocap.retarget(source=source.name, target=target.name, feet="FREE")
 
 
 def test_planted_feet_stand_on_the_rigs_floor(addon):
@@ -266,11 +266,11 @@ def test_retarget_defaults_to_the_selection(addon):
     target = build_rig(bpy, "rig")
     build_rig(bpy, "bystander")  # not selected: not a candidate
     select(bpy, source, target)
-    assert bpy.ops.mocap.retarget(feet="free") == {"FINISHED"}
+    assert bpy.ops.mocap.retarget(feet="FREE") == {"FINISHED"}
     action = target.animation_data.action
     assert action.name == f"{source.animation_data.action.name} on rig"
     by_selection = directions(bpy, target, "mixamo")
-    assert bpy.ops.mocap.retarget(source=source.name, target=target.name, feet="free") == {"FINISHED"}
+    assert bpy.ops.mocap.retarget(source=source.name, target=target.name, feet="FREE") == {"FINISHED"}
     np.testing.assert_allclose(directions(bpy, target, "mixamo"), by_selection, atol=1e-6)
     np.testing.assert_allclose(by_selection, directions(bpy, source), atol=2e-3)  # the limbs follow
     before = ids(bpy)
@@ -281,3 +281,20 @@ def test_retarget_defaults_to_the_selection(addon):
     with pytest.raises(RuntimeError, match="select the source armature"):
         bpy.ops.mocap.retarget()
     assert ids(bpy) == before
+
+
+def test_enum_properties_are_the_core_choices_upper_case_and_to_canonical_has_feet(addon):
+    import bpy
+
+    from mocap_addon.core.options import ALIGNMENT, CANONICAL_FEET, FEET, HIPS_TRAVEL, ROOT_PATH
+
+    def offered(idname: str, name: str):
+        module, operator = idname.split(".")
+        prop = getattr(getattr(bpy.ops, module), operator).get_rna_type().properties[name]
+        return tuple(item.identifier for item in prop.enum_items), prop.default
+
+    upper = lambda choice: (tuple(i.upper() for i in choice.ids), choice.default.upper())  # noqa: E731
+    assert offered("mocap.to_canonical", "feet") == upper(CANONICAL_FEET) == (("PLANTED", "FREE"), "FREE")
+    assert offered("mocap.retarget", "feet") == upper(FEET) and offered("mocap.retarget", "root") == upper(HIPS_TRAVEL)
+    assert offered("mocap.blend", "root") == upper(ROOT_PATH) and offered("mocap.blend", "align") == upper(ALIGNMENT)
+    assert "canonical_feet" in bpy.context.scene.mocap_retarget.bl_rna.properties

@@ -46,7 +46,7 @@ def test_every_action_made_or_replaced_is_saved_with_the_file(addon, tmp_path):
     sources = [imported(bpy, name, f"source {n}") for n, name in enumerate((WALK, JOG, WALK))]
     made = []
     for source in sources * 2:
-        assert bpy.ops.mocap.retarget(source=source.name, target="rig", feet="free") == {"FINISHED"}
+        assert bpy.ops.mocap.retarget(source=source.name, target="rig", feet="FREE") == {"FINISHED"}
         made.append(rig.animation_data.action.name)
     assert len(set(made)) == 6
     assert bpy.ops.mocap.blend(clip_a="source 0", clip_b="source 1", feet="FREE") == {"FINISHED"}
@@ -98,9 +98,9 @@ def test_source_and_target_come_from_the_selection_each_run(addon):
         properties = operator.get_rna_type().properties
         assert all(properties[name].is_skip_save for name in names), operator
     a, b, c, d = (imported(bpy, WALK, name) for name in "ABCD")
-    assert bpy.ops.mocap.retarget(source="A", target="B", feet="free") == {"FINISHED"}
+    assert bpy.ops.mocap.retarget(source="A", target="B", feet="FREE") == {"FINISHED"}
     select(bpy, c, d)
-    assert bpy.ops.mocap.retarget("INVOKE_DEFAULT", feet="free") == {"FINISHED"}
+    assert bpy.ops.mocap.retarget("INVOKE_DEFAULT", feet="FREE") == {"FINISHED"}
     assert d.animation_data.action.name.endswith("on D")
     select(bpy, a, b)
     assert bpy.ops.mocap.blend("INVOKE_DEFAULT", feet="FREE") == {"FINISHED"}
@@ -184,9 +184,9 @@ def test_in_place_removes_the_hips_travel_over_the_ground(addon):
     walk, rig = imported(bpy, WALK), imported(bpy, JOG, "rig")
     frames = range(1, 121)
     source = hips_heads(bpy, walk, frames, "Hips")
-    assert bpy.ops.mocap.retarget(source=walk.name, target="rig", root="scale") == {"FINISHED"}
+    assert bpy.ops.mocap.retarget(source=walk.name, target="rig", root="SCALE") == {"FINISHED"}
     scaled = hips_heads(bpy, rig, frames, "mixamorig:Hips")
-    assert bpy.ops.mocap.retarget(source=walk.name, target="rig", root="in_place") == {"FINISHED"}
+    assert bpy.ops.mocap.retarget(source=walk.name, target="rig", root="IN_PLACE") == {"FINISHED"}
     in_place = hips_heads(bpy, rig, frames, "mixamorig:Hips")
     travel = np.linalg.norm(source[:, :2] - source[0, :2], axis=1).max()
     left = np.linalg.norm(in_place[:, :2] - in_place[0, :2], axis=1).max()
@@ -213,8 +213,8 @@ def test_to_root_bone_puts_the_travel_on_the_root(addon):
     walk = imported(bpy, WALK)
     plain, rooted = rig_with_root(bpy, "plain"), rig_with_root(bpy, "rooted")
     frames = range(1, 121)
-    assert bpy.ops.mocap.retarget(source=walk.name, target="plain", root="scale") == {"FINISHED"}
-    assert bpy.ops.mocap.retarget(source=walk.name, target="rooted", root="to_root_bone") == {"FINISHED"}
+    assert bpy.ops.mocap.retarget(source=walk.name, target="plain", root="SCALE") == {"FINISHED"}
+    assert bpy.ops.mocap.retarget(source=walk.name, target="rooted", root="TO_ROOT_BONE") == {"FINISHED"}
     heads, names = pose_heads(bpy, rooted, frames)
     root, hips = heads[:, names.index("root")], heads[:, names.index("mixamorig:Hips")]
     np.testing.assert_allclose(root[:, :2], hips[:, :2], atol=1e-4)
@@ -223,16 +223,16 @@ def test_to_root_bone_puts_the_travel_on_the_root(addon):
     below = [j for j, name in enumerate(names) if name != "root"]
     np.testing.assert_allclose(heads[:, below], pose_heads(bpy, plain, frames)[0][:, below], atol=1e-4)
     with pytest.raises(RuntimeError, match="no bone above it to carry the root motion"):
-        bpy.ops.mocap.retarget(source=walk.name, target=imported(bpy, JOG, "rootless").name, root="to_root_bone")
+        bpy.ops.mocap.retarget(source=walk.name, target=imported(bpy, JOG, "rootless").name, root="TO_ROOT_BONE")
 
 
 def test_a_frame_range_uses_those_frames_of_the_source(addon):
     """Item 10: Start/End on retarget and blend: the result spans those frames and equals the whole run there."""
     bpy = addon
     walk, jog, rig = imported(bpy, WALK), imported(bpy, JOG), imported(bpy, JOG, "rig")
-    assert bpy.ops.mocap.retarget(source=walk.name, target="rig", feet="free") == {"FINISHED"}
+    assert bpy.ops.mocap.retarget(source=walk.name, target="rig", feet="FREE") == {"FINISHED"}
     whole = pose_heads(bpy, rig, range(31, 91))[0]
-    assert bpy.ops.mocap.retarget(source=walk.name, target="rig", feet="free", use_frame_range=True,
+    assert bpy.ops.mocap.retarget(source=walk.name, target="rig", feet="FREE", use_frame_range=True,
                                   frame_start=31, frame_end=90) == {"FINISHED"}
     assert rig.animation_data.action.frame_range[:] == (31.0, 90.0)
     # the same to float32 (the source's twists are measured over the frames used: 2e-6 of the figure here)

@@ -188,8 +188,10 @@ def test_malformed_files_raise_with_the_line(text, line, words):
     expect_format_error(parse_bvh, text, "test.bvh", line, words)
 
 
-def test_malformed_case_count():
-    assert len({name for name, *_ in MALFORMED}) >= 25
+def test_malformed_cases_are_distinct_files_and_the_file_most_are_cut_from_parses():
+    texts = [text for _, text, *_ in MALFORMED]
+    assert len(set(texts)) == len(texts) and len({name for name, *_ in MALFORMED}) == len(texts)
+    assert GOOD not in texts and parse(GOOD).frame_count == 3
 
 
 def test_error_names_the_column_of_a_bad_token():

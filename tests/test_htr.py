@@ -264,8 +264,10 @@ def test_malformed_htr_raises_with_the_line(text, line, words):
     expect_format_error(parse_htr, text, "bad.htr", line, words)
 
 
-def test_malformed_case_count():
-    assert len(MALFORMED) >= 15
+def test_malformed_cases_are_distinct_files_and_the_file_most_are_cut_from_parses():
+    texts = [text for _, text, *_ in MALFORMED]
+    assert len(set(texts)) == len(texts) and len({name for name, *_ in MALFORMED}) == len(texts)
+    assert GOOD not in texts and parse_htr(GOOD.encode()).frame_count > 0
 
 
 @st.composite

@@ -12,26 +12,13 @@ import bpy
 import numpy as np
 from bpy.props import EnumProperty, IntProperty
 
-from ...core.blend.mixing import ALIGN_MODES, FEET_MODES, ROOT_MODES
+from ...core.options import ALIGNMENT, FEET, ROOT_PATH
 from .armature_to_clip import armature_action
-from .choices import enum_items
+from .choices import chosen, enum_property
 
 if TYPE_CHECKING:
     from ...core import Pose
 
-ALIGN_ITEMS = enum_items(ALIGN_MODES, {
-    "none": ("Frame by Frame", "B's frame f + offset pairs with A's frame f (in time)"),
-    "scale": ("Stretch", "B, from the offset on, stretched over A's length"),
-    "dtw": ("Time Warp", "B warped onto A by dynamic time warping on their poses")}, upper=True)
-ROOT_ITEMS = enum_items(ROOT_MODES, {
-    "blend": ("Blend", "The root's path and turn are blended like any joint"),
-    "a": ("From A", "A's path and heading, the root's tilt blended"),
-    "b": ("From B", "B's path and heading, the root's tilt blended"),
-    "heading": ("Match Heading", "Each path in its own moving heading frame: turning and speed mixed, from A's "
-                                 "start (for walks in different directions)")}, upper=True)
-FEET_ITEMS = enum_items(FEET_MODES, {
-    "planted": ("Planted", "Feet held on A's floor where the clips' feet are planted (their holds mixed), by leg IK"),
-    "free": ("Free", "Joints mixed alone: feet may slide and float")}, upper=True)
 _MASK_ITEMS: list[tuple[str, str, str]] = []  # Blender needs the item strings kept alive
 
 
@@ -50,10 +37,10 @@ class BlendOptions:
     """How A and B are blended, besides which they are and the mix (Blender property annotations)."""
 
     offset: IntProperty(name="Offset", default=0, description="B's frame f + offset pairs with A's frame f")
-    align: EnumProperty(name="Alignment", items=ALIGN_ITEMS, default="NONE")
-    root: EnumProperty(name="Root", items=ROOT_ITEMS, default="HEADING")
+    align: enum_property(ALIGNMENT)
+    root: enum_property(ROOT_PATH)
     mask: EnumProperty(name="Mask", items=_mask_items, description="Joints that take the mix (the rest stay A's)")
-    feet: EnumProperty(name="Feet", items=FEET_ITEMS, default="PLANTED")
+    feet: enum_property(FEET)
 
 
 BLEND_OPTIONS = tuple(BlendOptions.__annotations__)  # offset, align, root, mask, feet
@@ -90,14 +77,14 @@ def prepare_blend(clip_a: bpy.types.Object, clip_b: bpy.types.Object, settings: 
             raise ValueError(f"{clip.name} has no action to blend")
     a = armature_pose(clip_a)
     mapping_a = armature_mapping(clip_a)
-    feet = settings.feet.lower()
+    feet = chosen(FEET, settings.feet)
     b = as_pose(onto(a, armature_pose(clip_b), mapping=armature_mapping(clip_b), target_mapping=mapping_a, feet=feet))
     mask = None
     if settings.mask != "NONE":
         joints = mask_presets()[settings.mask.lower()]["joints"]
         mask = dict(zip(a.skeleton.names, preset_weights(a.skeleton, mapping_a, joints)))
-    options = {"offset": settings.offset, "align": settings.align.lower(), "root": settings.root.lower(),
-               "mask": mask, "feet": feet, "mapping": mapping_a}
+    options = {"offset": settings.offset, "align": chosen(ALIGNMENT, settings.align),
+               "root": chosen(ROOT_PATH, settings.root), "mask": mask, "feet": feet, "mapping": mapping_a}
     return Prepared(a, b, options)
 
 

@@ -1,14 +1,27 @@
-"""Blender enum items for the core's choice lists: identifiers from the core, labels and descriptions given once."""
+"""Blender enum properties for the core's choices (:mod:`...core.options`): ids shown upper case, as
+Blender's own enums are, and read back as the core's."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bpy.props import EnumProperty
+
+from ...core.options import Choice
 
 
-def enum_items(choices: Sequence[str], texts: Mapping[str, tuple[str, str]],
-               upper: bool = False) -> list[tuple[str, str, str]]:
-    """``(identifier, label, description)`` for each of the core's ``choices`` in order (identifiers
-    upper-cased with ``upper``), from ``texts`` (choice -> label, description), which must name them all."""
-    if set(texts) != set(choices):
-        raise ValueError(f"labels for {sorted(texts)} but the core offers {list(choices)}")
-    return [(choice.upper() if upper else choice, *texts[choice]) for choice in choices]
+def enum_items(choice: Choice) -> list[tuple[str, str, str]]:
+    """``(identifier, label, description)`` for each of ``choice``'s items, in order."""
+    return [(item.id.upper(), item.label, item.description) for item in choice.items]
+
+
+def enum_property(choice: Choice, **options: Any) -> Any:
+    """An ``EnumProperty`` offering ``choice`` (its name, description and default unless ``options`` say)."""
+    settings = {"name": choice.label, "description": choice.description, "default": choice.default.upper(),
+                **options}
+    return EnumProperty(items=enum_items(choice), **settings)
+
+
+def chosen(choice: Choice, identifier: str) -> str:
+    """The core's id for an enum property's ``identifier`` (checked)."""
+    return choice.check(identifier.lower())

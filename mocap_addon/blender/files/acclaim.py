@@ -6,8 +6,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import bpy
-from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
+from bpy.props import BoolProperty, FloatProperty, StringProperty
 
+from ...core.options import ACCLAIM_LENGTHS
+from ..bridge.choices import chosen, enum_property
 from .base import MocapExportBase, MocapImportBase
 
 if TYPE_CHECKING:
@@ -27,11 +29,7 @@ class IMPORT_ANIM_OT_mocap_amc(MocapImportBase):
     filter_glob: StringProperty(default="*.amc;*.AMC;*.asf;*.ASF", options={"HIDDEN"})
     skeleton_path: StringProperty(name="Skeleton (.asf)", subtype="FILE_PATH", default="",
                                   description="The .asf to use; empty: the one beside the .amc with a matching name")
-    length_reading: EnumProperty(
-        name="Length Unit", default="cmu",
-        items=[("cmu", "CMU (1/L inch)", "Lengths as written, one unit = 1/L inch for ':units length L' "
-                                         "(a CMU skeleton then spans about 1.6 m, toes to head bone)"),
-               ("spec", "Specification", "Lengths multiplied by L on read-in, unit unknown")])
+    length_reading: enum_property(ACCLAIM_LENGTHS)
     fps: FloatProperty(name="Frame Rate", default=120.0, min=1.0, max=10000.0,
                        description="AMC files carry no frame rate (CMU captured at 120 fps)")
     lenient: BoolProperty(name="Hold Missing Bones", default=False,
@@ -47,8 +45,9 @@ class IMPORT_ANIM_OT_mocap_amc(MocapImportBase):
     @classmethod
     def load_options(cls, values: Mapping[str, Any], path: str) -> dict:
         if path.lower().endswith(".asf"):
-            return {"length_reading": values["length_reading"]}
-        options = {"length_reading": values["length_reading"], "lenient": values["lenient"], "fps": values["fps"]}
+            return {"length_reading": chosen(ACCLAIM_LENGTHS, values["length_reading"])}
+        options = {"length_reading": chosen(ACCLAIM_LENGTHS, values["length_reading"]), "lenient": values["lenient"],
+                   "fps": values["fps"]}
         if values["skeleton_path"]:
             options["skeleton"] = bpy.path.abspath(values["skeleton_path"])
         return options

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bpy.props import BoolProperty, EnumProperty, StringProperty
+from bpy.props import BoolProperty, StringProperty
 
+from ...core.options import BVH_POSITIONS
+from ..bridge.choices import chosen, enum_property
 from .base import MocapExportBase, MocapImportBase
 
 
@@ -20,11 +22,7 @@ class IMPORT_ANIM_OT_mocap_bvh(MocapImportBase):
     filename_ext = ".bvh"
     extensions = (".bvh",)
     filter_glob: StringProperty(default="*.bvh", options={"HIDDEN"})
-    position_mode: EnumProperty(
-        name="Position Channels", default="replace",
-        items=[("replace", "Replace Offset", "Position channels are the joint's local translation "
-                                             "(Blender, MotionBuilder, Mixamo)"),
-               ("add", "Add to Offset", "Position channels are added to the joint's OFFSET (older notes)")])
+    position_mode: enum_property(BVH_POSITIONS)
 
     lenient: BoolProperty(name="Load Incomplete Files", default=True,
                           description="Load the whole motion rows present when their number differs from "
@@ -34,7 +32,7 @@ class IMPORT_ANIM_OT_mocap_bvh(MocapImportBase):
 
     @classmethod
     def load_options(cls, values: Mapping[str, Any], path: str) -> dict:
-        return {"position_mode": values["position_mode"], "strict": not values["lenient"]}
+        return {"position_mode": chosen(BVH_POSITIONS, values["position_mode"]), "strict": not values["lenient"]}
 
 
 class EXPORT_ANIM_OT_mocap_bvh(MocapExportBase):

@@ -5,17 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
+from bpy.props import BoolProperty, IntProperty, StringProperty
 
+from ...core.options import HTR_ORDER, HTR_TRANSLATION, HTR_TRANSLATION_READING
+from ..bridge.choices import chosen, enum_property
 from .base import MocapExportBase, MocapImportBase
-
-ORDER_ITEMS = [("listed", "As Listed", "EulerRotationOrder ZYX means Rz·Ry·Rx (what real files show)"),
-               ("reversed", "Reversed", "EulerRotationOrder ZYX means Rx·Ry·Rz")]
-TRANSLATION_ITEMS = [("rotated", "Base-Rotated", "Frame translations are turned by the base rotation "
-                                                 "(MACFileLib exports)"),
-                     ("parent", "Parent Frame", "Frame translations add to the base translation (format notes)")]
-READING_ITEMS = [("evidence", "By Evidence", "Read both ways; keep the reading under which planted feet slide "
-                                             "least (the format notes' where they tie)"), *TRANSLATION_ITEMS]
 
 
 class IMPORT_ANIM_OT_mocap_htr(MocapImportBase):
@@ -28,8 +22,8 @@ class IMPORT_ANIM_OT_mocap_htr(MocapImportBase):
     filename_ext = ".htr"
     extensions = (".htr",)
     filter_glob: StringProperty(default="*.htr;*.HTR", options={"HIDDEN"})
-    order_reading: EnumProperty(name="Rotation Order", items=ORDER_ITEMS, default="listed")
-    translation: EnumProperty(name="Frame Translation", items=READING_ITEMS, default="evidence")
+    order_reading: enum_property(HTR_ORDER)
+    translation: enum_property(HTR_TRANSLATION_READING)
     split_takes: BoolProperty(name="One Action per Take", default=False,
                               description="A file holding several takes (block sets numbered afresh) becomes one "
                                           "action per take; else one action, with a timeline marker per take")
@@ -37,7 +31,8 @@ class IMPORT_ANIM_OT_mocap_htr(MocapImportBase):
 
     @classmethod
     def load_options(cls, values: Mapping[str, Any], path: str) -> dict:
-        return {"order_reading": values["order_reading"], "translation": values["translation"]}
+        return {"order_reading": chosen(HTR_ORDER, values["order_reading"]),
+                "translation": chosen(HTR_TRANSLATION_READING, values["translation"])}
 
 
 class EXPORT_ANIM_OT_mocap_htr(MocapExportBase):
@@ -50,11 +45,12 @@ class EXPORT_ANIM_OT_mocap_htr(MocapExportBase):
     filename_ext = ".htr"
     filter_glob: StringProperty(default="*.htr;*.HTR", options={"HIDDEN"})
     precision: IntProperty(name="Decimals", default=8, min=1, max=12, description="Decimals written per value")
-    order_reading: EnumProperty(name="Rotation Order", items=ORDER_ITEMS, default="listed")
-    translation: EnumProperty(name="Frame Translation", items=TRANSLATION_ITEMS, default="parent")
+    order_reading: enum_property(HTR_ORDER)
+    translation: enum_property(HTR_TRANSLATION)
 
     def save_options(self) -> dict:
-        return {**super().save_options(), "order_reading": self.order_reading, "translation": self.translation}
+        return {**super().save_options(), "order_reading": chosen(HTR_ORDER, self.order_reading),
+                "translation": chosen(HTR_TRANSLATION, self.translation)}
 
 
 FORMATS = [(IMPORT_ANIM_OT_mocap_htr, EXPORT_ANIM_OT_mocap_htr)]

@@ -29,6 +29,7 @@ import numpy as np
 from bpy.app.handlers import persistent
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
 
+from ...core.options import FEET, HIPS_TRAVEL
 from ..bridge.armature import armature_named, is_armature, named_or_selected, pose_bones, rig_copy
 from ..bridge.armature_to_clip import armature_action
 from ..bridge.blend_inputs import (
@@ -39,9 +40,9 @@ from ..bridge.blend_inputs import (
     prepare_blend,
     updating,
 )
+from ..bridge.choices import chosen, enum_property
 from ..bridge.compat import Channels, add_properties, remove_properties, run_time_property
 from ..bridge.live_pose import Poser
-from ..bridge.retarget_inputs import FEET_ITEMS, ROOT_ITEMS
 from ..bridge.rollback import nothing_left_behind
 from ..bridge.sidebar import SidebarPanel
 
@@ -80,8 +81,8 @@ class MocapLiveSettings(BlendOptions, bpy.types.PropertyGroup):
                             description="Armature whose action is mix 1")
     source: PointerProperty(type=bpy.types.Object, name="Source", poll=is_armature, update=_changed,
                             description="Armature whose action the target follows")
-    retarget_root: EnumProperty(name="Root", items=ROOT_ITEMS, default="scale", update=_changed)
-    retarget_feet: EnumProperty(name="Feet", items=FEET_ITEMS, default="planted", update=_changed)
+    retarget_root: enum_property(HIPS_TRAVEL, update=_changed)
+    retarget_feet: enum_property(FEET, update=_changed)
     kept: PointerProperty(type=bpy.types.Action, name="Kept Action",
                           description="The target's action before the live tool took it off (kept with a fake user)")
     envelope: PointerProperty(type=bpy.types.Object, name="Envelope", description="The envelope curve drawn")
@@ -161,7 +162,8 @@ def _build(obj: bpy.types.Object, key: tuple[Any, ...]) -> _Live:
         raise ValueError("the live retarget needs a source armature with an action")
     if settings.source == obj:
         raise ValueError(f"{obj.name} cannot follow itself")
-    motion = retargeted(settings.source, obj, settings.retarget_root, settings.retarget_feet)
+    motion = retargeted(settings.source, obj, chosen(HIPS_TRAVEL, settings.retarget_root),
+                        chosen(FEET, settings.retarget_feet))
     scales = None if motion.scales is None else motion.scales
 
     def frame(index: int, _mix: float) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -341,8 +343,8 @@ class MOCAP_OT_live_retarget(bpy.types.Operator):
                            description="Armature whose action is followed (empty: the other selected armature)")
     target: StringProperty(name="Target", options={"SKIP_SAVE"},
                            description="Armature posed live (empty: the active armature)")
-    root: EnumProperty(name="Root", items=ROOT_ITEMS, default="scale")
-    feet: EnumProperty(name="Feet", items=FEET_ITEMS, default="planted")
+    root: enum_property(HIPS_TRAVEL)
+    feet: enum_property(FEET)
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         try:

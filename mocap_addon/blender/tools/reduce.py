@@ -1,6 +1,6 @@
 """Reduce Keys: the active armature's action keeps only the keys it needs (``core.reduce``).
 
-The action is read as a core pose (``blender.motion.armature_pose``: what
+The action is read as a core pose (``bridge.motion.armature_pose``: what
 Blender plays at every frame), reduced so that every bone's head and tail stays
 within a tolerance of it, and written again with LINEAR keys at the frames
 kept (``write_pose(..., keep=...)``), in each bone's own rotation mode; the

@@ -14,40 +14,35 @@ import time
 from typing import TYPE_CHECKING
 
 import bpy
-from bpy.props import BoolProperty, EnumProperty, PointerProperty, StringProperty
+from bpy.props import BoolProperty, PointerProperty, StringProperty
 
-from ...core.retarget.transfer import LENGTHS, METHODS
+from ...core.options import BONE_LENGTHS, CANONICAL_FEET, CANONICAL_METHOD, FEET, HIPS_TRAVEL
 from ..bridge.armature import is_armature, named_or_selected
 from ..bridge.armature_to_clip import armature_action
 from ..bridge.bone_mapping import armature_mapping
-from ..bridge.choices import enum_items
+from ..bridge.choices import chosen, enum_property
 from ..bridge.compat import add_properties, remove_properties, run_time_property
 from ..bridge.frame_range import FrameRange
 from ..bridge.progress import Progress
 from ..bridge.reference_pose import clear_reference_pose, has_reference_pose, reference_rotations, store_reference_pose
-from ..bridge.retarget_inputs import FEET_ITEMS, ROOT_ITEMS, retargeted
+from ..bridge.retarget_inputs import retargeted
 from ..bridge.sidebar import SidebarPanel
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
 
-METHOD_ITEMS = enum_items(METHODS, {
-    "rotations": ("Rotations", "Canonical T-pose; every joint's rotation re-expressed (method 1)"),
-    "lengths": ("Bone Lengths", "The armature's own rest and rotations; canonical bone lengths (method 2)")})
-LENGTH_ITEMS = enum_items(LENGTHS, {"reference": ("Reference Body", "Bone lengths of the 1.75 m reference body"),
-                                    "source": ("Armature's", "The armature's own bone lengths")})
 class _RootOption:
     """How a retarget moves the hips and the feet (the retarget operator's and the panel's)."""
 
-    root: EnumProperty(name="Root", items=ROOT_ITEMS, default="scale")
-    feet: EnumProperty(name="Feet", items=FEET_ITEMS, default="planted")
+    root: enum_property(HIPS_TRAVEL)
+    feet: enum_property(FEET)
 
 
 class _CanonicalOptions:
     """How an armature goes onto the canonical skeleton (the operator's and the panel's)."""
 
-    method: EnumProperty(name="Method", items=METHOD_ITEMS, default="rotations")
-    lengths: EnumProperty(name="Lengths", items=LENGTH_ITEMS, default="reference")
+    method: enum_property(CANONICAL_METHOD)
+    lengths: enum_property(BONE_LENGTHS)
 
 
 class MOCAP_OT_retarget(_RootOption, FrameRange, bpy.types.Operator):
@@ -83,7 +78,7 @@ class MOCAP_OT_retarget(_RootOption, FrameRange, bpy.types.Operator):
             return {"CANCELLED"}
         try:
             with Progress(context) as progress:
-                result = retargeted(source, target, self.root, self.feet, self)
+                result = retargeted(source, target, chosen(HIPS_TRAVEL, self.root), chosen(FEET, self.feet), self)
                 progress.update(0.5)
                 with nothing_left_behind():
                     action = write_pose(target, result, name=f"{source_action.name} on {target.name}",
@@ -104,6 +99,8 @@ class MOCAP_OT_to_canonical(_CanonicalOptions, bpy.types.Operator):
     bl_idname = "mocap.to_canonical"
     bl_label = "To Canonical Skeleton"
     bl_options = {"REGISTER", "UNDO"}
+
+    feet: enum_property(CANONICAL_FEET)
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
@@ -126,8 +123,10 @@ class MOCAP_OT_to_canonical(_CanonicalOptions, bpy.types.Operator):
         assert obj is not None and view_layer is not None, "poll: an active armature"
         try:
             pose = armature_pose(obj)
-            canonical = to_canonical(pose, method=self.method, lengths=self.lengths, mapping=armature_mapping(obj),
-                                     reference=reference_rotations(obj))
+            canonical = to_canonical(pose, method=chosen(CANONICAL_METHOD, self.method),
+                                     lengths=chosen(BONE_LENGTHS, self.lengths),
+                                     feet=chosen(CANONICAL_FEET, self.feet),
+                                     mapping=armature_mapping(obj), reference=reference_rotations(obj))
             settings = ImportSettings(conversion_matrix(*DEFAULT_AXES), frame_start=pose.start_frame)
             result = import_clip(context, canonical.to_clip(), f"{obj.name}_canonical", settings)
         except ValueError as error:
@@ -177,6 +176,7 @@ class MOCAP_PG_retarget(_RootOption, FrameRange, _CanonicalOptions, bpy.types.Pr
                             description="Armature whose active action is retargeted")
     target: PointerProperty(type=bpy.types.Object, name="Target", poll=is_armature,
                             description="Any rig: gets a new action")
+    canonical_feet: enum_property(CANONICAL_FEET)  # To Canonical's (the retarget's Feet is the other)
 
 
 class VIEW3D_PT_mocap_retarget(SidebarPanel):
@@ -210,8 +210,10 @@ class VIEW3D_PT_mocap_retarget(SidebarPanel):
         column = box.column(align=True)
         column.prop(settings, "method")
         column.prop(settings, "lengths")
+        column.prop(settings, "canonical_feet")
         operator = box.operator(MOCAP_OT_to_canonical.bl_idname, icon="OUTLINER_OB_ARMATURE")
         operator.method, operator.lengths = settings.method, settings.lengths
+        operator.feet = settings.canonical_feet
         row = box.row(align=True)
         row.operator(MOCAP_OT_set_reference_pose.bl_idname, icon="POSE_HLT").clear = False
         row.operator(MOCAP_OT_set_reference_pose.bl_idname, text="", icon="X").clear = True

@@ -2,7 +2,7 @@
 
 **Body.**  ``b`` is first put on ``a``'s body (:func:`onto`): as it is where it
 has ``a``'s joints, rest rotations and bone vectors (:func:`same_body`), else
-retargeted onto ``a`` (:func:`.retarget.retarget`, ``a`` itself the target,
+retargeted onto ``a`` (:func:`..retarget.transfer.retarget`, ``a`` itself the target,
 with the blend's ``feet``), so at mix 1 the blend is ``retarget(b, a)`` (with
 ``root="blend"``; by default, that moved to start where ``a`` starts).
 
@@ -49,8 +49,8 @@ half mix of a straight and a curving walk curves half as much.
 
 **Feet.**  ``feet="planted"`` (the default, for humanoids): a foot of the
 blend touches the floor where the mix of the two inputs' contacts
-(:mod:`.contacts`, ``b``'s at its paired frames) is at least one half, and is
-held there by two-bone leg IK (:mod:`.footing`), eased in and out: where its
+(:mod:`..body.contacts`, ``b``'s at its paired frames) is at least one half, and is
+held there by two-bone leg IK (:mod:`..body.footing`), eased in and out: where its
 contact begins, then moving as the inputs' planted feet move (turned into the
 blend's heading, mixed), at the mix of their planted heights.  So a planted
 foot slides no more than the more sliding input's, stands on ``a``'s floor,
@@ -74,10 +74,12 @@ from .. import rotations
 from ..body.anatomy import hinge_axes
 from ..body.contacts import Contacts, find_contacts
 from ..body.footing import EASE, MISSED, Leg, mixed_holds, pinned_ankles, smooth_fall, solve_legs
+from ..body.identity import body_root, same_body
 from ..body.reference import TOP_JOINTS
 from ..kinematics import compose
 from ..model import MOVE_CHANNELS, SCALE_CHANNEL, Clip, Skeleton
 from ..naming import map_skeleton
+from ..options import ALIGNMENT, FEET, FREE, PLANTED, ROOT_PATH
 from ..pose import Motion, Pose, as_pose, columns, decode, encode, first_angles
 from ..retarget.transfer import retarget
 from ..rotations import FloatArray
@@ -85,9 +87,6 @@ from ..vectors import up_vector
 from .paths import Heading, Steps, mixed_path
 from .timewarp import Warp, warp_onto
 
-ALIGN_MODES = ("none", "scale", "dtw")
-ROOT_MODES = ("blend", "a", "b", "heading")
-FEET_MODES = ("planted", "free")
 MASK_PRESETS_FILE = Path(__file__).parents[1] / "data" / "blend_masks.json"
 CONTACT_WEIGHT = 2.0  # a foot planted in one clip and not the other costs this many typical pose distances
 LOOP_REACH = 0.1  # seconds over which a loop frame's motion is matched (see timewarp.loop_frame)
@@ -218,51 +217,15 @@ def _part(pose: Pose, joints: list[int]) -> Pose:
                    scales=None if pose.scales is None else pose.scales[:, joints])
 
 
-def _body_root(pose: Pose) -> int:
-    """The joint that carries the body's path: the root, or below a fixed one-child root the first that moves."""
-    skeleton = pose.skeleton
-    children = skeleton.child_lists()
-    joint = skeleton.parents.index(-1)
-    while len(children[joint]) == 1:
-        turns = np.abs(np.sum(pose.rotations[:, joint] * pose.rotations[:1, joint], axis=-1))  # 1 - 1e-12: 2e-4 deg
-        scales = pose.scale_values()[:, joint]
-        if not (np.all(turns >= 1 - 1e-12)
-                and np.allclose(pose.translations[:, joint], pose.translations[:1, joint], rtol=1e-12, atol=0.0)
-                and np.allclose(scales, scales[:1], rtol=1e-12, atol=0.0)):
-            break
-        joint = children[joint][0]
-    return joint
-
-
 # B on A's body -----------------------------------------------------------------------------------------------------
 
-def same_body(a: Clip | Pose, b: Clip | Pose) -> bool:
-    """Whether ``b`` is on ``a``'s body: the same joints and rest rotations, and below the body root the
-    same bone vectors (each joint's local translation, its channels' values included, median over frames)."""
-    return _same_body(as_pose(a), as_pose(b))
-
-
-def _same_body(a: Pose, b: Pose) -> bool:
-    if not (a.skeleton.same_joints(b.skeleton)
-            and np.allclose(a.skeleton.rest_rotations, b.skeleton.rest_rotations, rtol=0.0, atol=1e-9)):
-        return False
-    root = _body_root(a)
-    below = [j for j in range(a.skeleton.joint_count) if root in a.skeleton.chain(j)[:-1]]
-    moving = [j for j in below if any(c in MOVE_CHANNELS for c in a.skeleton.channels[j] + b.skeleton.channels[j])]
-    still = [j for j in below if j not in moving]  # their translations are their offsets at every frame
-    bones_a = np.concatenate([a.translations[0, still], np.median(a.translations[:, moving], axis=0)])
-    bones_b = np.concatenate([b.translations[0, still], np.median(b.translations[:, moving], axis=0)])
-    size = float(np.linalg.norm(bones_a, axis=-1).max(initial=0.0))
-    return bool(np.abs(bones_a - bones_b).max(initial=0.0) <= 1e-6 * max(size, 1e-300))
-
-
 def onto(a: Clip | Pose, b: Clip | Pose, *, mapping: Mapping[str, str | None] | None = None,
-         target_mapping: Mapping[str, str | None] | None = None, feet: str = "planted") -> Clip | Pose:
+         target_mapping: Mapping[str, str | None] | None = None, feet: str = FEET.default) -> Clip | Pose:
     """``b`` on ``a``'s body: ``b`` itself where it is already (:func:`same_body`), else retargeted onto
-    ``a`` (:func:`.retarget.retarget` with these bone mappings and ``feet``; ``a`` itself is the target, so
+    ``a`` (:func:`..retarget.transfer.retarget` with these bone mappings and ``feet``; ``a`` itself is the target, so
     its first frame gives the bone vectors, its captures the floor and how its bones twist).
     :func:`blend` does this first."""
-    _check_choice("feet", feet, FEET_MODES)
+    FEET.check(feet)
     return _onto(a, b, as_pose(a), mapping, target_mapping, feet)[0]
 
 
@@ -270,18 +233,13 @@ def _onto(a: Clip | Pose, b: Clip | Pose, pose_a: Pose, mapping: Mapping[str, st
           target_mapping: Mapping[str, str | None] | None, feet: str) -> tuple[Clip | Pose, Pose]:
     """:func:`onto`, with ``a``'s pose given; and the result's pose."""
     pose_b = as_pose(b)
-    if _same_body(pose_a, pose_b):
+    if same_body(pose_a, pose_b):
         return b, pose_b
     try:
         moved = retarget(b, a, mapping=mapping, target_mapping=target_mapping, feet=feet)
     except ValueError as error:
         raise ValueError(f"b cannot be put on a's body: {error}") from error
     return moved, as_pose(moved)
-
-
-def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
 
 
 # Time -------------------------------------------------------------------------------------------------------------
@@ -483,7 +441,7 @@ class _Feet:
                                                             axis=first)
         held = touching.any(axis=-1)
         misses_in_legs = [m / self.leg for m in misses]
-        report = {"mode": "planted", "held_frames": [int(held[..., s].sum()) for s in range(2)],
+        report = {"mode": PLANTED, "held_frames": [int(held[..., s].sum()) for s in range(2)],
                   "moved_frames": [int(moved[..., s].sum()) for s in range(2)],
                   "missed_frames": int(sum(np.count_nonzero(m > MISSED) for m in misses_in_legs)),
                   "worst_miss": max([float(m.max()) for m in misses_in_legs if m.size], default=0.0)}
@@ -643,14 +601,15 @@ def _holds_feet_on(skeleton: Skeleton, mapping: Mapping[str, str | None], chain:
                if canonical in ("upper_leg_l", "upper_leg_r") and name in skeleton.names)
 
 
-def _pair(a: Clip | Pose, b: Clip | Pose, offset: float = 0, align: str = "none", root: str = "heading",
-          mask: Mask = None, feet: str = "planted", mapping: Mapping[str, str | None] | None = None,
+def _pair(a: Clip | Pose, b: Clip | Pose, offset: float = 0, align: str = ALIGNMENT.default,
+          root: str = ROOT_PATH.default, mask: Mask = None, feet: str = FEET.default,
+          mapping: Mapping[str, str | None] | None = None,
           chain: Sequence[int] | None = None) -> _Pairing:
     """``a`` and ``b`` paired for :func:`blend`'s options; ``chain``: the only joints that will be posed
     (the feet are found only where they move one of them)."""
-    _check_choice("align", align, ALIGN_MODES)
-    _check_choice("root", root, ROOT_MODES)
-    _check_choice("feet", feet, FEET_MODES)
+    ALIGNMENT.check(align)
+    ROOT_PATH.check(root)
+    FEET.check(feet)
     if a.frame_count == 0 or b.frame_count == 0:
         raise ValueError("blending needs at least one frame in each clip")
     if not np.isfinite(offset):
@@ -658,7 +617,7 @@ def _pair(a: Clip | Pose, b: Clip | Pose, offset: float = 0, align: str = "none"
     pose_a = as_pose(a)
     b_onto_a, pose_b = _onto(a, b, pose_a, None, mapping, feet)
     weights = mask_weights(a.skeleton, mask)
-    root_joint = _body_root(pose_a)
+    root_joint = body_root(pose_a)
     parent = a.skeleton.parents[root_joint]
     first = pose_a.at([0]).world()
     parent_rotation = first.rotations[0, parent] if parent >= 0 else np.eye(3)
@@ -667,16 +626,16 @@ def _pair(a: Clip | Pose, b: Clip | Pose, offset: float = 0, align: str = "none"
     heading = Heading(up, int(np.argmin(flatness)))
     notes: dict[str, Any] = {"mode": feet}
     contacts: tuple[Contacts | None, Contacts | None] = (None, None)
-    if feet == "planted" or align == "dtw":
+    if feet == PLANTED or align == "dtw":
         mapping = map_skeleton(a.skeleton) if mapping is None else mapping
         if chain is not None and not _holds_feet_on(a.skeleton, mapping, chain):
-            feet = "free"  # holding the feet moves none of the joints asked for
-    if mapping is not None and (feet == "planted" or align == "dtw"):
+            feet = FREE  # holding the feet moves none of the joints asked for
+    if mapping is not None and (feet == PLANTED or align == "dtw"):
         try:
             contacts = (_find_contacts(pose_a, mapping), _find_contacts(pose_b, mapping))
         except ValueError as error:
-            if feet == "planted":
-                notes.update(mode="free", reason=str(error))
+            if feet == PLANTED:
+                notes.update(mode=FREE, reason=str(error))
 
     def features(motion: Pose, frames: FloatArray) -> FloatArray:
         return _pose_features(motion, frames, root_joint, heading, parent_rotation)
@@ -688,16 +647,16 @@ def _pair(a: Clip | Pose, b: Clip | Pose, offset: float = 0, align: str = "none"
         steps = (Steps.of(heading, pose_a.rotations[:, root_joint], pose_a.translations[:, root_joint]),
                  Steps.of(heading, paired.rotations[:, root_joint], paired.translations[:, root_joint]))
     held = None
-    if feet == "planted" and contacts[0] is not None and contacts[1] is not None and mapping is not None:
+    if feet == PLANTED and contacts[0] is not None and contacts[1] is not None and mapping is not None:
         world_up = parent_rotation @ up
         if contacts[0].up @ world_up < np.cos(np.radians(45)):
-            notes.update(mode="free", reason="a's motion stands along another axis than its file's up")
+            notes.update(mode=FREE, reason="a's motion stands along another axis than its file's up")
         else:
             try:
                 held = _feet(pose_a, paired, mapping, (contacts[0], contacts[1]), timing, heading, root_joint,
                              world_up)
             except ValueError as error:
-                notes.update(mode="free", reason=str(error))
+                notes.update(mode=FREE, reason=str(error))
     return _Pairing(pose_a, paired, b_onto_a, timing, root, root_joint, heading, weights, steps, held, notes)
 
 
@@ -723,8 +682,8 @@ def _same_joint(a: Skeleton, b: Skeleton, joint: int) -> bool:
 
 # The API ----------------------------------------------------------------------------------------------------------
 
-def blend(a: Motion, b: Clip | Pose, mix: float | FloatArray, *, offset: float = 0, align: str = "none",
-          root: str = "heading", mask: Mask = None, feet: str = "planted",
+def blend(a: Motion, b: Clip | Pose, mix: float | FloatArray, *, offset: float = 0, align: str = ALIGNMENT.default,
+          root: str = ROOT_PATH.default, mask: Mask = None, feet: str = FEET.default,
           mapping: Mapping[str, str | None] | None = None) -> Motion:
     """The motion between ``a`` (mix 0) and ``b`` (mix 1), on ``a``'s body, frames and frame time.
 
@@ -753,7 +712,7 @@ def blend(a: Motion, b: Clip | Pose, mix: float | FloatArray, *, offset: float =
                          "mask": mask if isinstance(mask, str | None) else "custom",
                          "b": b.metadata.get("source"), "time": pairing.timing.report}
     metadata["feet"] = {**pairing.notes, **held}
-    if feet == "planted" and pairing.feet is None:
+    if feet == PLANTED and pairing.feet is None:
         metadata["warnings"] = [*metadata.get("warnings", []),
                                 f"feet left free: {pairing.notes.get('reason', 'no contacts')}"]
     pose = replace(pairing.a, rotations=mixed.rotations, translations=mixed.translations,
@@ -833,18 +792,18 @@ def _read_joints(a: Clip | Pose, b: Clip | Pose, chain: Sequence[int], frame: in
             and b.frame_count and not (align == "scale" and offset > b.frame_count - 1)):
         return None
     skeleton = a.skeleton
-    if options.get("feet", "planted") == "planted" and \
+    if options.get("feet", FEET.default) == PLANTED and \
             _holds_feet_on(skeleton, options.get("mapping") or map_skeleton(skeleton), chain):
         return None
     children = skeleton.child_lists()
     root = [skeleton.parents.index(-1)]
-    while len(children[root[-1]]) == 1:  # where _body_root looks
+    while len(children[root[-1]]) == 1:  # where body_root looks
         root.append(children[root[-1]][0])
     moving = [j for j, layout in enumerate(skeleton.channels)
               if any(c in MOVE_CHANNELS or c == SCALE_CHANNEL for c in layout)]
     everywhere = sorted(set(root) | set(moving))
     pose_a, pose_b = Pose.of(a, everywhere), Pose.of(b, everywhere)
-    if not _same_body(pose_a, pose_b):
+    if not same_body(pose_a, pose_b):
         return None
     paired = float(_timing(pose_a, pose_b, offset, align, _no_features, (None, None)).frames[frame])
     rest = np.array([j for j in chain if j not in everywhere], dtype=np.int64)

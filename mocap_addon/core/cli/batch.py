@@ -13,8 +13,9 @@ from ..batch.convert import DEFAULT_TIMEOUT, Settings
 from ..batch.executors import machine_cores
 from ..batch.plan import TARGETS
 from ..batch.run import REPORT_NAME, BatchError, run_batch
-from ..units import UNIT_CHOICES
+from ..options import FEET
 from . import numbers
+from .options import add_choice, add_unit
 from .reduce_option import add_reduce_option
 
 
@@ -32,12 +33,10 @@ def add_batch_command(commands: Any) -> None:
                        help="the format written (AMC takes with their ASF skeleton beside)")
     batch.add_argument("--canonical", action="store_true", help="put every take on the canonical skeleton")
     batch.add_argument("--retarget-onto", metavar="FILE", help="retarget every take onto FILE's skeleton")
-    batch.add_argument("--feet", choices=("planted", "free"),
-                       help="with --canonical or --retarget-onto: keep planted feet on the floor, or leave them")
+    add_choice(batch, FEET, default=None, help="with --canonical or --retarget-onto (default: each one's own)")
     add_reduce_option(batch, help="write what an import with Reduce Keys at TOLERANCE (of the figure's height) "
                                   "plays back; the report gives the keys kept and the worst error")
-    batch.add_argument("--unit", choices=tuple(UNIT_CHOICES),
-                       help="length of one input unit, for files that state none (BVH), as convert --unit")
+    add_unit(batch, "length of one input unit, for files that state none (BVH), as convert --unit")
     batch.add_argument("--jobs", type=numbers.workers, default=None,
                        help=f"worker processes (default: the machine's cores, {machine_cores()} here)")
     batch.add_argument("--scheduler", metavar="local|ADDRESS",

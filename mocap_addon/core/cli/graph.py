@@ -27,6 +27,7 @@ from ..transitions.graph import MotionGraph, build, load_graph
 from ..transitions.graph_file import GraphFileError
 from ..transitions.plots import PLOT_KINDS
 from . import numbers
+from .options import add_precision
 from .reduce_option import add_reduce_option, reduced
 
 
@@ -69,7 +70,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                        help="frames each transition is blended over (default 5)")
     synth.add_argument("--start", type=numbers.frame_index, default=0, help="global frame to start from (default 0)")
     synth.add_argument("--onto", metavar="RIG_FILE", help="retarget the result onto this file's skeleton")
-    synth.add_argument("--precision", type=numbers.precision, default=6, help="decimals written (default 6)")
+    add_precision(synth)
     add_reduce_option(synth)
     along = actions.add_parser("follow", help="new motion walking a ground path, on the canonical skeleton")
     along.add_argument("graph")
@@ -79,7 +80,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_follow_options(along)
     along.add_argument("--plot", metavar="PNG", help="also draw the followed path over the asked one")
     along.add_argument("--onto", metavar="RIG_FILE", help="retarget the result onto this file's skeleton")
-    along.add_argument("--precision", type=numbers.precision, default=6, help="decimals written (default 6)")
+    add_precision(along)
     add_reduce_option(along)
     drawing = actions.add_parser("plot", help="the thesis's graphs as a PNG (needs matplotlib)")
     drawing.add_argument("graph")

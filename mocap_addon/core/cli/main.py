@@ -1,6 +1,6 @@
 """Command line: ``python -m mocap_addon.core info FILE``, ``convert IN OUT``, ``map FILE``,
 ``canonical IN OUT``, ``retarget IN --onto SKELETON_FILE OUT``, ``blend A B OUT``, ``reduce FILE``,
-``graph build|info|synth|plot`` (:mod:`.graph_commands`), ``batch INPUT... -o OUT_DIR --to FORMAT``
+``graph build|info|synth|plot`` (:mod:`.graph`), ``batch INPUT... -o OUT_DIR --to FORMAT``
 (:mod:`.batch`) and ``preview FILE OUT.png``."""
 
 from __future__ import annotations
@@ -14,13 +14,15 @@ from typing import NoReturn
 from ..errors import MissingDependency, MocapFormatError
 from ..formats import format_of, load, save, unit_note
 from ..model import Clip, rotation_order
+from ..options import ALIGNMENT, BONE_LENGTHS, CANONICAL_FEET, CANONICAL_METHOD, FEET, HIPS_TRAVEL, ROOT_PATH
+from ..pose import Motion
 from ..reduce import DEFAULT_TOLERANCE, reduce_keys
-from ..retarget.root_motion import ROOT_MOTION
 from ..transitions.graph_file import GraphFileError
-from ..units import UNIT_CHOICES, UNITS_IN_METRES
+from ..units import UNITS_IN_METRES
 from . import graph as graph_commands
 from . import numbers
 from .batch import add_batch_command, batch_command
+from .options import add_choice, add_precision, add_unit
 from .reduce_option import add_reduce_option, reduced
 
 
@@ -63,61 +65,97 @@ def reduction_report(clip: Clip, path: str, tolerance: float) -> str:
         f"bone heads and tails at every frame"])
 
 
-class OneLineErrors(argparse.ArgumentParser):
-    """A parser (and, through ``add_subparsers``, its commands' parsers) whose argument errors are one line
-    on stderr, ``PROG: error: ... (see --help)``, and exit status 2."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+Commands = argparse._SubParsersAction
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = OneLineErrors(prog="python -m mocap_addon.core",
-                                     description="Inspect and convert motion capture files.")
-    commands = parser.add_subparsers(dest="command", required=True)
+def _add_info(commands: Commands) -> None:
     info = commands.add_parser("info", help="print joints, hierarchy, frames, fps and channel layouts")
     info.add_argument("file")
+    info.set_defaults(run=lambda args: print(describe(load(args.file), args.file)))
+
+
+def _add_convert(commands: Commands) -> None:
     convert = commands.add_parser("convert", help="read IN and write OUT (format from OUT's extension)")
     convert.add_argument("input")
     convert.add_argument("output")
-    convert.add_argument("--precision", type=numbers.precision, default=6, help="decimals written (default 6)")
-    convert.add_argument("--unit", choices=tuple(UNIT_CHOICES),
-                         help="length of one input unit, for files that state none (BVH) or state it wrongly")
+    add_precision(convert)
+    add_unit(convert, "length of one input unit, for files that state none (BVH) or state it wrongly")
+    convert.set_defaults(run=_convert)
+
+
+def _convert(args: argparse.Namespace) -> None:
+    clip = load(args.input)
+    if args.unit:
+        clip.unit_in_metres = UNITS_IN_METRES[args.unit]
+    save(clip, args.output, precision=args.precision)
+    print(f"{args.input} -> {args.output}: {clip.skeleton.joint_count} joints, {clip.frame_count} frames")
+    note = unit_note(clip, format_of(args.output))
+    if note:
+        print(f"unit: {note}")
+
+
+def _add_reduce(commands: Commands) -> None:
     reduce = commands.add_parser("reduce", help="how many keys an import keeps with key reduction, "
                                                 "and the worst error measured")
     reduce.add_argument("file")
     reduce.add_argument("--tolerance", type=numbers.tolerance, default=DEFAULT_TOLERANCE,
                         help=f"bound on every bone's head and tail, as a fraction of the figure's "
                              f"height (default {DEFAULT_TOLERANCE})")
+    reduce.set_defaults(run=lambda args: print(reduction_report(load(args.file), args.file, args.tolerance)))
+
+
+def _add_map(commands: Commands) -> None:
     mapping = commands.add_parser("map", help="print each joint's canonical joint and the rule that chose it")
     mapping.add_argument("file")
     mapping.add_argument("--preset", help="a built-in convention (e.g. mixamo, rigify) or a preset JSON file")
+    mapping.set_defaults(run=_map)
+
+
+def _map(args: argparse.Namespace) -> None:
+    from ..naming import mapping_report
+
+    print(mapping_report(load(args.file).skeleton, preset=args.preset))
+
+
+def _add_canonical(commands: Commands) -> None:
     canonical = commands.add_parser("canonical", help="put IN on the canonical skeleton (metres, Y up) as OUT")
     canonical.add_argument("input")
     canonical.add_argument("output")
-    canonical.add_argument("--method", choices=("rotations", "lengths"), default="rotations",
-                           help="rotations: T-pose rest, joint rotations re-expressed (default); "
-                                "lengths: the source's rest and rotations, canonical bone lengths")
-    canonical.add_argument("--lengths", choices=("reference", "source"), default="reference",
-                           help="bone lengths of the reference body (default) or of the source")
-    canonical.add_argument("--feet", choices=("planted", "free"), default="free",
-                           help="free: exact limb directions (default); planted: feet on the floor, held "
-                                "while the source's are planted")
-    canonical.add_argument("--precision", type=numbers.precision, default=6, help="decimals written (default 6)")
+    for choice in (CANONICAL_METHOD, BONE_LENGTHS, CANONICAL_FEET):
+        add_choice(canonical, choice)
+    add_precision(canonical)
     add_reduce_option(canonical)
+    canonical.set_defaults(run=_canonical)
+
+
+def _canonical(args: argparse.Namespace) -> None:
+    from ..retarget.transfer import to_canonical
+
+    result = to_canonical(load(args.input), method=args.method, lengths=args.lengths, feet=args.feet)
+    _write(result, args, args.input)
+
+
+def _add_retarget(commands: Commands) -> None:
     onto = commands.add_parser("retarget", help="IN's motion on the skeleton of SKELETON_FILE, written as OUT")
     onto.add_argument("input")
     onto.add_argument("--onto", required=True, metavar="SKELETON_FILE",
                       help="any motion file (its first frame gives bone vectors its offsets lack)")
     onto.add_argument("output")
-    onto.add_argument("--root", choices=("scale", "keep", *ROOT_MOTION), default="scale",
-                      help="hips travel scaled by the leg-length ratio (default), kept, removed over the ground "
-                           "(in_place) or carried by the bone above the hips (to_root_bone)")
-    onto.add_argument("--feet", choices=("planted", "free"), default="planted",
-                      help="planted: feet on the target's floor, held while the source's are planted "
-                           "(default); free: exact limb directions")
-    onto.add_argument("--precision", type=numbers.precision, default=6, help="decimals written (default 6)")
+    for choice in (HIPS_TRAVEL, FEET):
+        add_choice(onto, choice)
+    add_precision(onto)
     add_reduce_option(onto)
+    onto.set_defaults(run=_retarget)
+
+
+def _retarget(args: argparse.Namespace) -> None:
+    from ..retarget.transfer import retarget
+
+    result = retarget(load(args.input), load(args.onto), root=args.root, feet=args.feet)
+    _write(result, args, args.input)
+
+
+def _add_blend(commands: Commands) -> None:
     mixing = commands.add_parser("blend", help="the motion between clips A and B (on A's skeleton) as OUT")
     mixing.add_argument("a")
     mixing.add_argument("b", help="on A's skeleton or another (then retargeted onto A's first)")
@@ -126,77 +164,80 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="0 is A, 1 is B (default 0.5; -1 to 2 extrapolates)")
     mixing.add_argument("--offset", type=numbers.frame_offset, default=0,
                         help="B's frame f + OFFSET pairs with A's frame f")
-    mixing.add_argument("--align", choices=("none", "scale", "dtw"), default="none",
-                        help="frame by frame (default), B stretched to A's length, or dynamic time warping")
-    mixing.add_argument("--root", choices=("blend", "a", "b", "heading"), default="heading",
-                        help="the two paths mixed in their own heading frames from A's start (default), the "
-                             "root blended like any joint, A's path or B's")
-    mixing.add_argument("--feet", choices=("planted", "free"), default="planted",
-                        help="planted: feet held where the clips' are planted, on A's floor (default); "
-                             "free: joints mixed alone")
+    for choice in (ALIGNMENT, ROOT_PATH, FEET):
+        add_choice(mixing, choice)
     mixing.add_argument("--mask", help="only these joints take the mix: upper_body, lower_body, left_arm, "
                                        "right_arm or spine_head")
-    mixing.add_argument("--precision", type=numbers.precision, default=6, help="decimals written (default 6)")
+    add_precision(mixing)
     add_reduce_option(mixing)
-    graph_commands.add_parser(commands)
-    add_batch_command(commands)
+    mixing.set_defaults(run=_blend)
+
+
+def _blend(args: argparse.Namespace) -> None:
+    from ..blend.mixing import blend
+
+    result = blend(load(args.a), load(args.b), args.mix, offset=args.offset, align=args.align,
+                   root=args.root, mask=args.mask, feet=args.feet)
+    _write(result, args, f"{args.a} + {args.b} ({args.mix:g})")
+
+
+def _write(result: Motion, args: argparse.Namespace, made_from: str) -> None:
+    """Save a command's result (its keys reduced if asked) and print what was written and any warnings."""
+    motion, keys = reduced(result, args.reduce)
+    clip = motion if isinstance(motion, Clip) else motion.to_clip()
+    save(clip, args.output, precision=args.precision)
+    print(f"{made_from} -> {args.output}: {clip.skeleton.joint_count} joints, {clip.frame_count} frames{keys}")
+    for warning in clip.metadata.get("warnings", []):
+        print(f"warning: {warning}")
+
+
+def _add_preview(commands: Commands) -> None:
     look = commands.add_parser("preview", help="a PNG contact sheet of FILE: six frames from the side and the "
                                                "front, on its floor (needs matplotlib)")
     look.add_argument("file")
     look.add_argument("output", metavar="OUT.png")
-    args = parser.parse_args(argv)
+    look.set_defaults(run=_preview)
+
+
+def _preview(args: argparse.Namespace) -> None:
+    from ..batch.preview import contact_sheet
+
+    contact_sheet(load(args.file), args.output, title=os.path.basename(args.file))
+    print(f"{args.file} -> {args.output}")
+
+
+def _add_graph(commands: Commands) -> None:
+    graph_commands.add_parser(commands)
+    commands.choices["graph"].set_defaults(run=graph_commands.run)
+
+
+COMMANDS = (_add_info, _add_convert, _add_reduce, _add_map, _add_canonical, _add_retarget, _add_blend, _add_graph,
+            add_batch_command, _add_preview)
+
+
+class OneLineErrors(argparse.ArgumentParser):
+    """A parser (and, through ``add_subparsers``, its commands' parsers) whose argument errors are one line
+    on stderr, ``PROG: error: ... (see --help)``, and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line: each command's parser added by its own function (:data:`COMMANDS`)."""
+    made = OneLineErrors(prog="python -m mocap_addon.core", description="Inspect and convert motion capture files.")
+    commands = made.add_subparsers(dest="command", required=True)
+    for add in COMMANDS:
+        add(commands)
+    return made
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     if args.command == "batch":
         return batch_command(args)
     try:
-        if args.command == "info":
-            print(describe(load(args.file), args.file))
-        elif args.command == "reduce":
-            print(reduction_report(load(args.file), args.file, args.tolerance))
-        elif args.command == "map":
-            from ..naming import mapping_report
-
-            print(mapping_report(load(args.file).skeleton, preset=args.preset))
-        elif args.command in ("canonical", "retarget"):
-            from ..retarget.transfer import retarget, to_canonical
-
-            clip = load(args.input)
-            if args.command == "canonical":
-                result = to_canonical(clip, method=args.method, lengths=args.lengths, feet=args.feet)
-            else:
-                result = retarget(clip, load(args.onto), root=args.root, feet=args.feet)
-            result, keys = reduced(result, args.reduce)
-            save(result, args.output, precision=args.precision)
-            print(f"{args.input} -> {args.output}: {result.skeleton.joint_count} joints, "
-                  f"{result.frame_count} frames{keys}")
-            for warning in result.metadata.get("warnings", []):
-                print(f"warning: {warning}")
-        elif args.command == "graph":
-            graph_commands.run(args)
-        elif args.command == "preview":
-            from ..batch.preview import contact_sheet
-
-            contact_sheet(load(args.file), args.output, title=os.path.basename(args.file))
-            print(f"{args.file} -> {args.output}")
-        elif args.command == "blend":
-            from ..blend.mixing import blend
-
-            result = blend(load(args.a), load(args.b), args.mix, offset=args.offset, align=args.align,
-                           root=args.root, mask=args.mask, feet=args.feet)
-            result, keys = reduced(result, args.reduce)
-            save(result, args.output, precision=args.precision)
-            print(f"{args.a} + {args.b} ({args.mix:g}) -> {args.output}: {result.skeleton.joint_count} joints, "
-                  f"{result.frame_count} frames{keys}")
-            for warning in result.metadata.get("warnings", []):
-                print(f"warning: {warning}")
-        else:
-            clip = load(args.input)
-            if args.unit:
-                clip.unit_in_metres = UNITS_IN_METRES[args.unit]
-            save(clip, args.output, precision=args.precision)
-            print(f"{args.input} -> {args.output}: {clip.skeleton.joint_count} joints, {clip.frame_count} frames")
-            note = unit_note(clip, format_of(args.output))
-            if note:
-                print(f"unit: {note}")
+        args.run(args)
     except (MissingDependency, GraphFileError) as error:  # before ImportError and ValueError, their bases
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -206,4 +247,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0
-

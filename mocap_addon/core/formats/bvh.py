@@ -22,6 +22,7 @@ from ..errors import MocapFormatError
 from ..files import read_regular_file
 from ..kinematics import conform
 from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, rotation_order
+from ..options import BVH_POSITIONS
 from ..rotations import check_order, listed_within
 from ..units import unit_name
 from .fileformat import FileFormat
@@ -46,7 +47,6 @@ _NON_SPACE = re.compile(rb"\S")
 _CHANNEL_TOKENS = {f"{a}{kind}": f"{'t' if kind == 'position' else 'r'}{a}"
                    for a in "xyz" for kind in ("position", "rotation")}
 _CHANNEL_NAMES = {token: name[0].upper() + name[1:] for name, token in _CHANNEL_TOKENS.items()}
-POSITION_MODES = ("replace", "add")
 # Bytes a motion row may take per value before its values are counted rather than handed to numpy.
 _ROW_BYTES = 64
 # Written files indent one tab per level up to this depth, so a 10,000-level chain stays linear in size.
@@ -213,8 +213,7 @@ def read_bvh(path: str | os.PathLike[str], *, position_mode: str = "replace",
 def parse_bvh(data: bytes, path: str = "<data>", *, position_mode: str = "replace",
               strict: bool = True) -> Clip:
     """Parse BVH bytes; see :func:`read_bvh`."""
-    if position_mode not in POSITION_MODES:
-        raise ValueError(f"position_mode must be one of {POSITION_MODES}")
+    BVH_POSITIONS.check(position_mode)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     data = unix_line_ends(data)
@@ -394,8 +393,7 @@ def write_bvh(clip: Clip, path: str | os.PathLike[str], *, precision: int = 6,
 
 def format_bvh(clip: Clip, *, precision: int = 6, position_mode: str = "replace") -> str:
     """The BVH text for ``clip``; motion is formatted in one vectorised call."""
-    if position_mode not in POSITION_MODES:
-        raise ValueError(f"position_mode must be one of {POSITION_MODES}")
+    BVH_POSITIONS.check(position_mode)
     require_writable(clip, "BVH", numbered=False)
     layouts = bvh_layout(clip)
     replaces = [position_mode == "replace" and any(c in TRANSLATION_CHANNELS for c in layout)

@@ -39,6 +39,7 @@ from ..errors import MocapFormatError, MocapWriteError
 from ..files import read_regular_file
 from ..kinematics import rebase, rest_pose
 from ..model import Clip, Skeleton
+from ..options import HTR_ORDER, HTR_TRANSLATION, HTR_TRANSLATION_READING
 from ..rotations import check_order, euler_to_matrix, matrix_to_euler
 from ..units import UNITS_IN_METRES, convert_unit, unit_name
 from .fileformat import FileFormat
@@ -60,10 +61,7 @@ from .textio import (
     within_limit,
 )
 
-ORDER_READINGS = ("listed", "reversed")
 _ROWS_PER_PIECE = 1 << 14  # rows formatted at a time when writing: the text is streamed, never held whole
-TRANSLATION_READINGS = ("rotated", "parent")
-TRANSLATION_CHOICES = (*TRANSLATION_READINGS, "evidence")
 SLIDE_TIE = 0.05  # slides within this fraction of each other (or both under 1e-6 leg lengths) tie
 FEWEST_CONTACT_STEPS = 10  # fewer steps of planted points than this are no evidence
 _WRITTEN_READING = "FrameTranslations"  # a comment our writer leaves: how its frame translations are read
@@ -154,17 +152,85 @@ def read_htr(path: str | os.PathLike[str], *, order_reading: str = "listed", tra
     return parse_htr(read_regular_file(path), os.fspath(path), order_reading=order_reading, translation=translation)
 
 
+@dataclass
+class _Settings:
+    """What an HTR header says about how to read the rest of the file."""
+
+    file_type: str
+    listed: str  # EulerRotationOrder as written
+    order: str  # the order the angles are applied in (``listed`` or reversed)
+    radians: bool
+    scale_factor: float
+    fps: float
+    length_axis: str
+    units: str
+
+
 def parse_htr(data: bytes, path: str = "<data>", *, order_reading: str = "listed",
               translation: str = "evidence") -> Clip:
     """Parse HTR bytes; see :func:`read_htr`."""
-    if order_reading not in ORDER_READINGS:
-        raise ValueError(f"order_reading must be one of {ORDER_READINGS}")
-    if translation not in TRANSLATION_CHOICES:
-        raise ValueError(f"translation must be one of {TRANSLATION_CHOICES}")
+    HTR_ORDER.check(order_reading)
+    HTR_TRANSLATION_READING.check(translation)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     data = unix_line_ends(data)
     text = _locate(path, data)
+    named = _sections(text, data)
+    header = _read_header(text, named["header"])
+    settings = _settings(text, header, named["header"].line, order_reading)
+    warnings_found: list[str] = []
+    names, parents, hierarchy_lines = _read_hierarchy(text, named["segmentnames&hierarchy"])
+    base = _read_base(text, named["baseposition"], names)
+    frame_numbers, motion_blocks, takes = _read_frames(text, names, hierarchy_lines)
+    for key, actual, what in (("NumFrames", len(frame_numbers), "frames are present"),
+                              ("NumSegments", len(names), "segments are listed")):
+        declared = header.get(key)
+        if declared is not None and (number_problem(declared) is not None or float(declared) != actual):
+            warnings_found.append(f"{key} says {shorten(declared)} but {actual} {what}")
+    order, count = settings.order, len(names)
+    order_index = [ord(c) - ord("X") for c in order]
+    base_angles = np.degrees(base[:, 3:6]) if settings.radians else base[:, 3:6]
+    rest = euler_to_matrix(np.radians(base_angles[:, order_index]), order)
+    motion = _channel_values(motion_blocks, len(frame_numbers), order_index, settings, warnings_found)
+    tokens = ("tx", "ty", "tz", *(f"r{c.lower()}" for c in order), "s")
+    axis = np.zeros(3)
+    axis[_AXES[settings.length_axis]] = 1.0
+    with np.errstate(over="ignore"):  # an overflow is reported just below
+        lengths = base[:, 6] * settings.scale_factor
+        offsets = base[:, 0:3] * settings.scale_factor
+    if not (within_limit(motion) and within_limit(offsets) and within_limit(lengths)):
+        raise text.error(f"values overflow the limit {MAGNITUDE_LIMIT:g} once scaled by ScaleFactor "
+                         "(or turned from radians to degrees)",
+                         header.lines.get("scalefactor") or header.lines.get("rotationunits") or named["header"].line)
+    has_child = np.zeros(count, dtype=bool)
+    has_child[[p for p in parents if p >= 0]] = True
+    end_sites = [np.zeros((0, 3)) if has_child[j] else (lengths[j] * axis)[None] for j in range(count)]
+    skeleton = Skeleton(names, parents, offsets, [tokens] * count, end_sites, rest_rotations=rest,
+                        translation_in_rest_frame=np.full(count, translation == "rotated"))
+    metadata = {
+        "format": "htr", "source": path, "warnings": warnings_found,
+        "bone_vectors": (lengths[:, None] * axis).tolist(),
+        "htr": {"header": header.values, "bone_lengths": lengths.tolist(), "bone_length_axis": settings.length_axis,
+                "euler_rotation_order": settings.listed, "order_reading": order_reading, "translation": translation,
+                "file_type": settings.file_type, "scale_factor": settings.scale_factor},
+    }
+    if len(takes) > 1:
+        metadata["takes"] = takes
+    clip = Clip(skeleton, motion, 1.0 / settings.fps, start_frame=int(frame_numbers[0]) if len(frame_numbers) else 0,
+                unit_in_metres=UNITS_IN_METRES.get(settings.units),
+                up_axis=(header.get("GlobalAxisofGravity", "Y") or "Y").upper(), metadata=metadata)
+    if translation == "evidence":
+        written = _WRITTEN.search(data, 0, named["header"].start)
+        if written is None:
+            _read_translations_by_evidence(clip)
+        else:
+            clip.metadata["htr"].update(translation=written.group(1).decode(), translation_chosen_by="file")
+            skeleton.translation_in_rest_frame[:] = written.group(1) == b"rotated"
+    return clip
+
+
+def _sections(text: _Text, data: bytes) -> dict[str, _Section]:
+    """The file's sections by lower-case name (the first of each), the three every HTR needs checked."""
     named: dict[str, _Section] = {}
     for section in text.sections:
         named.setdefault(section.name.lower(), section)
@@ -176,14 +242,17 @@ def parse_htr(data: bytes, path: str = "<data>", *, order_reading: str = "listed
         if required.lower() not in named:
             # Reading ends at the end of the file without finding it: name the last line.
             raise text.error(f"no [{required}] section", data.count(b"\n", 0, len(data.rstrip())) + 1)
-    header = _read_header(text, named["header"])
-    warnings_found: list[str] = []
+    return named
+
+
+def _settings(text: _Text, header: _Header, header_line: int, order_reading: str) -> _Settings:
+    """The header's reading settings, checked (errors name their line)."""
 
     def header_number(key: str, default: float | None = None) -> float:
         value = header.get(key)
         if value is None:
             if default is None:
-                raise text.error(f"header has no {key}", named["header"].line)
+                raise text.error(f"header has no {key}", header_line)
             return default
         return _float(value, text, header.lines[key.lower()], key)
 
@@ -199,7 +268,6 @@ def parse_htr(data: bytes, path: str = "<data>", *, order_reading: str = "listed
     if len(listed) != 3:
         raise text.error(f"EulerRotationOrder {quote(order_text)} needs three axes",
                          header.lines.get("eulerrotationorder"))
-    order = listed if order_reading == "listed" else listed[::-1]
     radians = (header.get("RotationUnits", "Degrees") or "").lower().startswith("rad")
     scale_factor = header_number("ScaleFactor", 1.0)
     fps = header_number("DataFrameRate")
@@ -211,76 +279,28 @@ def parse_htr(data: bytes, path: str = "<data>", *, order_reading: str = "listed
     length_axis = (header.get("BoneLengthAxis", "Y") or "Y").upper()
     if length_axis not in _AXES:
         raise text.error(f"BoneLengthAxis {quote(length_axis)} is not X, Y or Z", header.lines.get("bonelengthaxis"))
-    units = (header.get("CalibrationUnits", "") or "").lower()
+    return _Settings(file_type, listed, listed if order_reading == "listed" else listed[::-1], radians, scale_factor,
+                     fps, length_axis, (header.get("CalibrationUnits", "") or "").lower())
 
-    names, parents, hierarchy_lines = _read_hierarchy(text, named["segmentnames&hierarchy"])
-    base = _read_base(text, named["baseposition"], names)
-    frame_numbers, motion_blocks, takes = _read_frames(text, names, hierarchy_lines)
-    for key, actual, what in (("NumFrames", len(frame_numbers), "frames are present"),
-                              ("NumSegments", len(names), "segments are listed")):
-        declared = header.get(key)
-        if declared is not None and (number_problem(declared) is not None or float(declared) != actual):
-            warnings_found.append(f"{key} says {shorten(declared)} but {actual} {what}")
 
-    order_index = [ord(c) - ord("X") for c in order]
-    count = len(names)
-    frames = len(frame_numbers)
-    base_angles = base[:, 3:6]
-    if radians:
-        base_angles = np.degrees(base_angles)
-    rest = euler_to_matrix(np.radians(base_angles[:, order_index]), order)
-    motion = np.empty((frames, count * 7))
+def _channel_values(blocks: list[np.ndarray], frames: int, order_index: list[int], settings: _Settings,
+                    warnings_found: list[str]) -> np.ndarray:
+    """Each segment's frame values as clip channels ``tx ty tz`` (scaled), three angles (degrees, in the
+    applied order) and ``s`` (0 read as 1, reported)."""
+    motion = np.empty((frames, len(blocks) * 7))
     zero_scale = 0
-    for joint, values in enumerate(motion_blocks):
-        angles = np.degrees(values[:, 3:6]) if radians else values[:, 3:6]
+    for joint, values in enumerate(blocks):
+        angles = np.degrees(values[:, 3:6]) if settings.radians else values[:, 3:6]
         scales = values[:, 6].copy()
         zero = scales == 0.0
         zero_scale += int(zero.sum())
         scales[zero] = 1.0
-        motion[:, joint * 7: joint * 7 + 3] = values[:, 0:3] * scale_factor
+        motion[:, joint * 7: joint * 7 + 3] = values[:, 0:3] * settings.scale_factor
         motion[:, joint * 7 + 3: joint * 7 + 6] = angles[:, order_index]
         motion[:, joint * 7 + 6] = scales
     if zero_scale:
         warnings_found.append(f"{zero_scale} scale factors of 0 read as 1 (no scale)")
-    tokens = ("tx", "ty", "tz", *(f"r{c.lower()}" for c in order), "s")
-    axis = np.zeros(3)
-    axis[_AXES[length_axis]] = 1.0
-    with np.errstate(over="ignore"):  # an overflow is reported just below
-        lengths = base[:, 6] * scale_factor
-        offsets = base[:, 0:3] * scale_factor
-    if not (within_limit(motion) and within_limit(offsets) and within_limit(lengths)):
-        raise text.error(f"values overflow the limit {MAGNITUDE_LIMIT:g} once scaled by ScaleFactor "
-                         "(or turned from radians to degrees)",
-                         header.lines.get("scalefactor") or header.lines.get("rotationunits") or named["header"].line)
-    has_child = np.zeros(count, dtype=bool)
-    for parent in parents:
-        if parent >= 0:
-            has_child[parent] = True
-    end_sites = [np.zeros((0, 3)) if has_child[j] else (lengths[j] * axis)[None] for j in range(count)]
-    skeleton = Skeleton(names, parents, offsets, [tokens] * count, end_sites,
-                        rest_rotations=rest,
-                        translation_in_rest_frame=np.full(count, translation == "rotated"))
-    metadata = {
-        "format": "htr", "source": path, "warnings": warnings_found,
-        "bone_vectors": (lengths[:, None] * axis).tolist(),
-        "htr": {"header": header.values, "bone_lengths": lengths.tolist(), "bone_length_axis": length_axis,
-                "euler_rotation_order": listed, "order_reading": order_reading, "translation": translation,
-                "file_type": file_type, "scale_factor": scale_factor},
-    }
-    if len(takes) > 1:
-        metadata["takes"] = takes
-    unit = UNITS_IN_METRES.get(units)
-    clip = Clip(skeleton, motion, 1.0 / fps, start_frame=int(frame_numbers[0]) if frames else 0,
-                unit_in_metres=unit, up_axis=(header.get("GlobalAxisofGravity", "Y") or "Y").upper(),
-                metadata=metadata)
-    if translation == "evidence":
-        written = _WRITTEN.search(data, 0, named["header"].start)
-        if written is None:
-            _read_translations_by_evidence(clip)
-        else:
-            clip.metadata["htr"].update(translation=written.group(1).decode(), translation_chosen_by="file")
-            skeleton.translation_in_rest_frame[:] = written.group(1) == b"rotated"
-    return clip
+    return motion
 
 
 def _read_translations_by_evidence(clip: Clip) -> None:
@@ -475,6 +495,8 @@ def htr_form(clip: Clip, *, euler_order: str = "ZYX", order_reading: str = "list
     A clip already in that form is returned as it is; any other (BVH, ASF) is
     rebased so each segment's ``bone_length_axis`` points along its bone.
     """
+    HTR_ORDER.check(order_reading)
+    HTR_TRANSLATION.check(translation)
     order = euler_order if order_reading == "listed" else euler_order[::-1]
     layout = ("tx", "ty", "tz", *(f"r{c.lower()}" for c in order), "s")
     skeleton = clip.skeleton

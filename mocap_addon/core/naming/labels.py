@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .canonical import CANONICAL_JOINTS, canonical_ancestors
 from .figure import Figure
+from .presets import Preset
 
 
 class Labels:
@@ -60,3 +61,27 @@ class Labels:
                 rule = f"folded: {reading.fold} (name)" if reading.fold else "unmapped: not on the body's chains"
             out[name] = (self.canonical.get(joint), rule)
         return out
+
+
+def apply_preset(labels: Labels, preset: Preset) -> None:
+    """The preset's entries over the detected labels: a listed joint takes its entry (the first
+    listed joint where two give the same canonical joint), and no other joint keeps it."""
+    fixed: dict[int, str | None] = {}
+    for joint, name in enumerate(labels.figure.names):
+        listed, canonical = preset.lookup(name)
+        if not listed:
+            continue
+        if canonical is not None and canonical in fixed.values():
+            labels.unmap(joint, f"unmapped: preset {preset.name} gives {canonical} to an earlier joint too")
+            continue
+        fixed[joint] = canonical
+    taken = {c for c in fixed.values() if c is not None}
+    for joint, canonical in list(labels.canonical.items()):
+        if joint not in fixed and canonical in taken:
+            labels.unmap(joint, f"unmapped: preset {preset.name} gives {canonical} to another joint")
+    for joint, canonical in fixed.items():
+        if canonical is None:
+            labels.unmap(joint, f"folded: preset {preset.name}")
+        else:
+            labels.canonical.pop(joint, None)
+            labels.label(joint, canonical, f"preset {preset.name}")

@@ -7,10 +7,10 @@ from collections.abc import Iterable, Mapping
 from ..model import Skeleton
 from .canonical import CANONICAL_JOINTS, REQUIRED_JOINTS
 from .figure import Figure
-from .labels import Labels
+from .labels import Labels, apply_preset
 from .landmarks import find_body
 from .limbs import label_limbs
-from .presets import PresetLike, apply_preset, as_preset
+from .presets import PresetLike, as_preset
 from .sides import settle_sides
 from .trunk import label_trunk
 

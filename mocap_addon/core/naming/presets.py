@@ -2,7 +2,7 @@
 
 A preset's entries change what a listed name says before detection (the joint
 is read as the canonical part it names) and then win over whatever detection
-decided (:func:`apply_preset`).
+decided (:func:`.labels.apply_preset`).
 """
 
 from __future__ import annotations
@@ -12,15 +12,12 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..files import require_regular_file
 from ..formats.textio import atomic_write
 from .canonical import CANONICAL_PARENTS, canonical_side
 from .names import DATA, FINGERS, NameReading, read_name
-
-if TYPE_CHECKING:
-    from .labels import Labels
 
 MAX_PRESET_BYTES = 1 << 20
 PRESETS = DATA / "presets"
@@ -153,27 +150,3 @@ def read_joint(name: str, preset: Preset | None) -> NameReading:
     part = canonical[:-2] if side else canonical
     family = part.split("_")[0] if part.startswith((*FINGERS, "spine_", "neck_")) else part
     return replace(reading, roles=(family,), side=side or reading.side, fold=None, metacarpal=False)
-
-
-def apply_preset(labels: Labels, preset: Preset) -> None:
-    """The preset's entries over the detected labels: a listed joint takes its entry (the first
-    listed joint where two give the same canonical joint), and no other joint keeps it."""
-    fixed: dict[int, str | None] = {}
-    for joint, name in enumerate(labels.figure.names):
-        listed, canonical = preset.lookup(name)
-        if not listed:
-            continue
-        if canonical is not None and canonical in fixed.values():
-            labels.unmap(joint, f"unmapped: preset {preset.name} gives {canonical} to an earlier joint too")
-            continue
-        fixed[joint] = canonical
-    taken = {c for c in fixed.values() if c is not None}
-    for joint, canonical in list(labels.canonical.items()):
-        if joint not in fixed and canonical in taken:
-            labels.unmap(joint, f"unmapped: preset {preset.name} gives {canonical} to another joint")
-    for joint, canonical in fixed.items():
-        if canonical is None:
-            labels.unmap(joint, f"folded: preset {preset.name}")
-        else:
-            labels.canonical.pop(joint, None)
-            labels.label(joint, canonical, f"preset {preset.name}")

@@ -2,9 +2,9 @@
 
 Both skeletons are read through their mappings onto the canonical joints.  Each
 has a reference pose ``T`` (world joint orientations, by default its rest swung
-into a T-pose, see :mod:`.body`), body axes ``B`` (its rest geometry's left, up,
+into a T-pose, see :mod:`..body.reference`), body axes ``B`` (its rest geometry's left, up,
 forward as canonical X, Y, Z) and world axes ``A`` (its world's up as canonical
-Y: the rest's up where that is +Y or +Z, else +Y, see :func:`.body.world_up`).  A target joint
+Y: the rest's up where that is +Y or +Z, else +Y, see :func:`..body.reference.world_up`).  A target joint
 paired with a source joint (same canonical joint, or same name where neither is
 mapped) gets the world rotation::
 
@@ -38,21 +38,19 @@ from ..body.contacts import Contacts, find_contacts
 from ..body.footing import Gait, plant_feet, standing
 from ..body.footing import angles_to_reach as _angles_to_reach
 from ..body.footing import rotations_about as _rotations_about
+from ..body.identity import same_body
 from ..body.soles import Foot, feet_of
 from ..kinematics import compose
 from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, encode_joint
 from ..model import rotation_order as order_of
 from ..naming import CANONICAL_JOINTS, CANONICAL_PARENTS, map_skeleton
+from ..options import BONE_LENGTHS, CANONICAL_FEET, CANONICAL_METHOD, FEET, FREE, HIPS_TRAVEL, PLANTED
 from ..pose import Motion, Pose, as_pose, like
 from ..rotations import FloatArray, axis_matrices, euler_to_matrix
 from ..vectors import dot, unit
 from .root_motion import ROOT_MOTION, move_root
 
 REQUIRED = ("hips", "upper_leg_l", "lower_leg_l", "foot_l", "upper_leg_r", "lower_leg_r", "foot_r")
-METHODS = ("rotations", "lengths")
-LENGTHS = ("reference", "source")
-ROOT_MODES = ("scale", "keep", *ROOT_MOTION)
-FEET = ("planted", "free")
 LIMB_JOINTS = tuple(f"{part}_{side}" for side in "lr" for part in ("clavicle", "upper_arm", "lower_arm", "hand",
                                                                    "upper_leg", "lower_leg", "foot"))
 STILL = 5.0  # degrees: a joint turning less than this over a take does not move
@@ -107,7 +105,7 @@ class Figure:
 
 def to_canonical(clip: Motion, *, method: str = "rotations", mapping: Mapping[str, str | None] | None = None,
                  lengths: str = "reference", reference: FloatArray | None = None, root: str = "scale",
-                 feet: str = "free") -> Motion:
+                 feet: str = CANONICAL_FEET.default) -> Motion:
     """``clip`` on the canonical skeleton: every name of ``naming.CANONICAL_JOINTS``, metres, Y up.
 
     ``method="rotations"`` (the source's method 1): the canonical body stands in
@@ -127,9 +125,9 @@ def to_canonical(clip: Motion, *, method: str = "rotations", mapping: Mapping[st
     limb directions.  Same frame count, frame time and start frame; a clip
     gives a clip, a pose a pose.
     """
-    _check_choice("method", method, METHODS)
-    _check_choice("feet", feet, FEET)
-    _check_choice("lengths", lengths, LENGTHS)
+    CANONICAL_METHOD.check(method)
+    CANONICAL_FEET.check(feet)
+    BONE_LENGTHS.check(lengths)
     if reference is not None and method != "rotations":
         raise ValueError("a reference pose only applies to method 'rotations' (method 2 keeps the rest pose)")
     motion = as_pose(clip)
@@ -139,13 +137,13 @@ def to_canonical(clip: Motion, *, method: str = "rotations", mapping: Mapping[st
     target = figure(skeleton, {n: n for n in CANONICAL_JOINTS}, "canonical skeleton", reference="rest")
     metadata = {"source": clip.metadata.get("source"), "canonical": {"method": method, "lengths": lengths}}
     result = _transfer(motion, source, target, root, 1.0, "Y", metadata)
-    return like(clip, _planted(motion, result, source, target, skeleton, root) if feet == "planted" else result)
+    return like(clip, _planted(motion, result, source, target, skeleton, root) if feet == PLANTED else result)
 
 
 def retarget(clip: Motion, target: Skeleton | Clip | Pose, *, mapping: Mapping[str, str | None] | None = None,
              target_mapping: Mapping[str, str | None] | None = None, root: str = "scale",
              source_reference: FloatArray | None = None, target_reference: FloatArray | None = None,
-             feet: str = "planted") -> Motion:
+             feet: str = FEET.default) -> Motion:
     """``clip``'s motion on ``target``'s skeleton: its names, rest rotations, bone lengths and channel layout.
 
     Every target joint gets values, mapped or not.  A clip gives a clip (in the
@@ -156,25 +154,22 @@ def retarget(clip: Motion, target: Skeleton | Clip | Pose, *, mapping: Mapping[s
     ``naming.map_skeleton`` results (detected when ``None``);
     ``source_reference`` / ``target_reference`` replace the automatic T-poses
     (world joint rotations ``(J, 3, 3)``).  ``root="scale"`` scales the hips'
-    travel by the target/source leg-length ratio, ``"keep"`` copies it;
-    ``"in_place"`` (scaled, then its travel over the ground taken away) and
-    ``"to_root_bone"`` (scaled, that travel carried by the bone above the hips)
-    are root motion for game engines (:mod:`.root_motion`).
+    travel by the target/source leg-length ratio, ``"keep"`` copies it.
     ``feet="planted"`` (default): the figure stands on the target's floor (a
     clip's captures give its floor and planted ankle height, a skeleton's rest
-    stands on it) and while the source's feet are planted (:mod:`.contacts`)
+    stands on it) and while the source's feet are planted (:mod:`..body.contacts`)
     the target's are held where their contact began, by two-bone leg IK with
     the knee bending about its own hinge axis, eased in and out over a few
-    frames (:mod:`.footing`); ``metadata["feet"]`` says what was held and what
+    frames (:mod:`..body.footing`); ``metadata["feet"]`` says what was held and what
     could not be reached.  ``feet="free"``: every mapped bone's exact
     direction, and ``retarget(c, c)`` gives ``c``'s poses, as does
     ``retarget(c, c.skeleton)`` where ``c``'s translation channels agree with
     its offsets.
     """
-    _check_choice("feet", feet, FEET)
+    FEET.check(feet)
     motion = as_pose(clip)
     source = figure(motion, mapping, "source", source_reference)
-    own_captures = motion if isinstance(target, Skeleton) and _same_body(target, motion.skeleton) else None
+    own_captures = motion if isinstance(target, Skeleton) and same_body(motion, target) else None
     prepared = own_captures is None and target_mapping is None and target_reference is None
     target_figure = (_prepared(target, "figure", lambda: figure(target, None, "target")) if prepared
                      else figure(target, target_mapping, "target", reference=target_reference, captures=own_captures))
@@ -185,7 +180,7 @@ def retarget(clip: Motion, target: Skeleton | Clip | Pose, *, mapping: Mapping[s
     metadata.update(warnings=_unmapped_limbs(motion, source, target_figure),
                     retargeted_from=clip.metadata.get("source"))
     result = _transfer(motion, source, target_figure, root, unit, up, metadata)
-    if feet == "planted":
+    if feet == PLANTED:
         result = _planted(motion, result, source, target_figure, target, root)
     if root in ROOT_MOTION:
         up_axis = target_figure.world.T @ np.array([0.0, 1.0, 0.0])
@@ -207,7 +202,7 @@ def _planted(motion: Pose, result: Pose, source: Figure, target: Figure, standin
         result.metadata.setdefault("warnings", []).append(
             "feet left free: the source's motion stands along another axis than its rest's up "
             f"({_axis_name(contacts.up)} in its own axes), so the target's floor is not under it")
-        result.metadata["feet"] = {"mode": "free"}
+        result.metadata["feet"] = {"mode": FREE}
         return result
     left = target.body.T @ np.array([1.0, 0.0, 0.0])  # the knees' flexion axis in the reference pose
     knee_axes = {f"upper_leg_{side}": target.reference[target.canonical[f"upper_leg_{side}"]].T @ left
@@ -218,7 +213,7 @@ def _planted(motion: Pose, result: Pose, source: Figure, target: Figure, standin
     out, planting = plant_feet(result, target_mapping, contacts, stand, to_target, knee_axes,
                                lambda joint, frame: _held(layouts[joint], frame, bone.get(joint)),
                                target.feet(), _gait(motion, source, contacts, target, standing_on))
-    out.metadata["feet"] = {"mode": "planted", "floor_shift": planting.floor_shift,
+    out.metadata["feet"] = {"mode": PLANTED, "floor_shift": planting.floor_shift,
                             "held_frames": list(planting.held_frames), "missed_frames": planting.missed_frames,
                             "worst_miss": planting.worst_miss}
     warnings = out.metadata.setdefault("warnings", [])
@@ -317,11 +312,6 @@ def _axis_name(axis: FloatArray) -> str:
     return ("+" if axis[index] > 0 else "-") + "XYZ"[index]
 
 
-def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
-
-
 def canonical_index(skeleton: Skeleton, mapping: Mapping[str, str | None], what: str) -> dict[str, int]:
     """Canonical joint -> joint index for a mapping, checked: real names, no canonical joint twice,
     ancestors onto ancestors, and the joints a conversion needs (else :class:`MissingJointsError`)."""
@@ -385,12 +375,6 @@ def bone_ends(skeleton: Skeleton, index: dict[str, int]) -> dict[int, int]:
     return ends
 
 
-def _same_body(one: Skeleton, other: Skeleton) -> bool:
-    """Whether two skeletons are one body: the same joints, offsets and rest rotations."""
-    return (one.same_joints(other) and np.array_equal(one.offsets, other.offsets)
-            and np.array_equal(one.rest_rotations, other.rest_rotations))
-
-
 def figure(source: Clip | Pose | Skeleton, mapping: Mapping[str, str | None] | None, what: str,
            reference: FloatArray | str | None = None, captures: Clip | Pose | None = None) -> Figure:
     """A skeleton (or a motion's, whose first frame gives the joints' translations) ready for a transfer.
@@ -398,7 +382,7 @@ def figure(source: Clip | Pose | Skeleton, mapping: Mapping[str, str | None] | N
     ``reference``: ``None`` for the automatic T-pose, ``"rest"`` for the rest
     pose, or world joint rotations ``(J, 3, 3)``.  The automatic T-pose twists
     each bone as the body moves in ``captures`` (by default the motion itself;
-    see :mod:`.anatomy`); a bare skeleton keeps its rest's twists.
+    see :mod:`..body.anatomy`); a bare skeleton keeps its rest's twists.
     """
     skeleton = source if isinstance(source, Skeleton) else source.skeleton
     if mapping is None:
@@ -605,6 +589,18 @@ class _Source:
         return product
 
 
+def _unpaired(skeleton: Skeleton, joint: int, reference_local: FloatArray, bone: dict[int, FloatArray]) -> FloatArray:
+    """The constant local rotation of a target joint without a partner: its reference pose's, as far as its
+    channels can hold it."""
+    rest = skeleton.rest_rotations[joint]
+    order = order_of(skeleton.channels[joint])
+    if not order:
+        return rest
+    if len(order) < 3:
+        return rest @ _held(skeleton.channels[joint], (rest.T @ reference_local[joint])[None], bone.get(joint))[0]
+    return reference_local[joint]
+
+
 def _transfer(motion: Pose, source: Figure, target: Figure, root: str, unit: float | None,
               up_axis: str, metadata: dict) -> Pose:
     """The motion on the target figure's skeleton (see the module docstring for the maths).
@@ -616,7 +612,7 @@ def _transfer(motion: Pose, source: Figure, target: Figure, root: str, unit: flo
     rotation; hinges and joints with fewer than three channels are solved as
     matrices (what their axes can hold) from the source's world rotations.
     """
-    _check_choice("root", root, ROOT_MODES)
+    HIPS_TRAVEL.check(root)
     skeleton = target.skeleton
     parents = skeleton.parents
     pairs = _pairs(source, target)
@@ -645,14 +641,7 @@ def _transfer(motion: Pose, source: Figure, target: Figure, root: str, unit: flo
         rest = skeleton.rest_rotations[joint]
         order = order_of(skeleton.channels[joint])
         if joint not in pairs:
-            if not order:
-                held = rest
-            elif len(order) < 3:
-                held = rest @ _held(skeleton.channels[joint], (rest.T @ reference_local[joint])[None],
-                                    bone.get(joint))[0]
-            else:
-                held = reference_local[joint]
-            local[joint] = rotations.matrix_to_quaternion(held)[None]
+            local[joint] = rotations.matrix_to_quaternion(_unpaired(skeleton, joint, reference_local, bone))[None]
             world[joint] = local[joint] if parent < 0 else _then(world[parent], local[joint])
             continue
         if len(order) == 3 and joint not in hinge_of:

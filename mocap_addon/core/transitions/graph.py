@@ -450,7 +450,7 @@ def build(clips: Sequence[Clip | Pose], *, fps: float | None = None, sigma: floa
     Each clip is resampled to ``fps`` (default: the first clip's rate) and put on the canonical skeleton.
     ``sigma``, ``nu`` and ``threshold`` as in the thesis (``P = exp(-D / sigma) >= threshold``);
     ``min_gap`` seconds between the two frames of a transition within one clip; ``contacts``: compare the
-    feet's contact states (``True``: detected, :mod:`.contacts`; a sequence: one ``(F, 2)`` bool array per
+    feet's contact states (``True``: detected, :mod:`..body.contacts`; a sequence: one ``(F, 2)`` bool array per
     clip at its own frames, left and right foot planted; ``False``: detected for ``graph.contacts`` but
     not compared); ``local_maxima``: keep only the best of
     similar transitions; ``strongly_connected``: keep only the largest strongly connected part; ``weights``:

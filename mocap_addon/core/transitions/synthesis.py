@@ -70,7 +70,7 @@ def synthesize(graph: MotionGraph, clips: Sequence[Clip | Pose], *, frames: int,
     least :data:`MIN_BLEND` seconds (:func:`assemble`); every clip's planted feet stand on one floor,
     ``y = 0``.
     ``metadata["transitions"]`` lists ``(output_frame, from_global, to_global)`` and ``metadata["path"]``
-    the global source frame of every output frame.  Retarget it onto any rig with :func:`.retarget.retarget`.
+    the global source frame of every output frame.  Retarget it onto any rig with :func:`..retarget.transfer.retarget`.
     """
     graph.check_clips(clips)
     path = walk(graph, frames, start=start, seed=seed, choose=choose, min_interval=min_interval)

@@ -25,10 +25,10 @@ makes the clip.  Writing: :mod:`.write` plans the bones and writes both files.
 from ..fileformat import FileFormat
 from .amc import parse_amc
 from .asf import DOF_TOKENS, AsfSkeleton, Bone, applied_order, file_layout, parse_asf
-from .read import LENGTH_READINGS, find_skeleton, read_amc, read_asf
+from .read import find_skeleton, read_amc, read_asf
 from .write import acclaim_form, format_amc, format_asf, length_unit, unit_note, write_amc
 
-__all__ = ["DOF_TOKENS", "FORMAT", "LENGTH_READINGS", "AsfSkeleton", "Bone", "acclaim_form", "applied_order",
+__all__ = ["DOF_TOKENS", "FORMAT", "AsfSkeleton", "Bone", "acclaim_form", "applied_order",
            "file_layout", "find_skeleton", "format_amc", "format_asf", "length_unit", "parse_amc", "parse_asf",
            "read_amc", "read_asf", "unit_note", "write_amc"]
 

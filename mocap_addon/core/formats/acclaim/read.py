@@ -10,12 +10,11 @@ import numpy as np
 from ...errors import MocapFormatError
 from ...files import read_regular_file
 from ...model import ROTATION_CHANNELS, Clip, Skeleton
+from ...options import ACCLAIM_LENGTHS
 from ...rotations import euler_to_matrix
 from ..textio import MAGNITUDE_LIMIT, within_limit
 from .amc import parse_amc
 from .asf import AsfSkeleton, Bone, applied_order, file_layout, parse_asf
-
-LENGTH_READINGS = ("cmu", "spec")
 
 
 def read_asf(path: str | os.PathLike[str], *, length_reading: str = "cmu") -> Clip:
@@ -53,8 +52,7 @@ def read_amc(path: str | os.PathLike[str], skeleton: str | os.PathLike[str] | No
 def _clip(asf: AsfSkeleton, values: np.ndarray, path: str, length_reading: str, start_frame: int,
           frame_time: float, warnings_found: list[str], angle_degrees: bool) -> Clip:
     """Build the model clip: joints in parent-before-child order, motion from dof values in file order."""
-    if length_reading not in LENGTH_READINGS:
-        raise ValueError(f"length_reading must be one of {LENGTH_READINGS}")
+    ACCLAIM_LENGTHS.check(length_reading)
     factor = asf.length_unit if length_reading == "spec" else 1.0
     order = _parent_first(asf.parents)
     bones = [asf.bones[i] for i in order]
