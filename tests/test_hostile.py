@@ -381,3 +381,24 @@ def test_a_fifty_megabyte_line_is_refused_quickly_in_little_memory():
     assert len(outcomes) == 8
     for name, (line, found, message, seconds) in outcomes.items():
         assert found == line and len(message) < 200 and seconds < STEP_BUDGET, (name, found, message, seconds)
+
+
+@pytest.mark.parametrize("extension", [".htr", ".amc"])
+def test_encoding_in_blocks_of_frames_writes_the_same_bytes(extension, tmp_path, monkeypatch):
+    """Issue 26: long takes are rebased and encoded a block of frames at a time (memory); each block's
+    angles continue from the last, so the file is the one encoding every frame at once gives, spins included."""
+    from mocap_addon.core import kinematics
+    from mocap_addon.core.formats.acclaim import write as acclaim_write
+    from tests.conftest import SAMPLES
+
+    clip = load(SAMPLES / "walk_turn.bvh")
+    spin = clip.skeleton.channel_starts()[0] + list(clip.skeleton.channels[0]).index("ry")
+    clip.motion[:, spin] += np.linspace(0.0, 2000.0, clip.frame_count)  # five and a half turns
+    (tmp_path / "whole").mkdir()
+    (tmp_path / "blocks").mkdir()
+    save(clip, tmp_path / "whole" / f"take{extension}")
+    monkeypatch.setattr(kinematics, "FRAME_BLOCK", 7)
+    monkeypatch.setattr(acclaim_write, "FRAME_BLOCK", 7)
+    save(clip, tmp_path / "blocks" / f"take{extension}")
+    blocks, whole = (tmp_path / kind / f"take{extension}" for kind in ("blocks", "whole"))
+    assert blocks.read_bytes() == whole.read_bytes()

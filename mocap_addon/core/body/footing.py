@@ -115,8 +115,10 @@ def mixed_holds(points: tuple[FloatArray, FloatArray], touching: tuple[NDArray[n
     the floor; ``turns`` ``(..., F)``: the angle about ``up`` from each motion's
     heading to the mix's; ``mixes`` ``(..., F, 2)``: each leg's mix (0 the first
     motion, 1 the second).  A point of the mix touches where the mix of the
-    two's touching is at least one half: the first's contacts at mix 0, the
-    second's at 1, either's at 0.5.  Its guide moves, each frame, as the
+    two's touching is over one half, or both touch: the first's contacts below
+    mix 0.5, the second's above, where both touch at 0.5 (a stance lasting
+    while either touches outlasts the hips' reach: the leg straightens, then
+    snaps back as the hold eases out).  Its guide moves, each frame, as the
     motions' points that touch at both ends of the step move (turned into the
     mix's heading), weighted by the mix (the first's alone at mix 0, the
     second's at 1; both where neither touches), so a hold slides no more than
@@ -128,7 +130,7 @@ def mixed_holds(points: tuple[FloatArray, FloatArray], touching: tuple[NDArray[n
     """
     first, second = (np.asarray(t, dtype=np.float64) for t in touching)
     share = np.asarray(mixes, dtype=np.float64)[..., None]  # (..., F, 2, 1): a leg's mix for both its points
-    mixed = (1.0 - share) * first + share * second >= 0.5
+    mixed = ((1.0 - share) * first + share * second > 0.5) | (first * second > 0.0)
     moves = [turned_about(up, np.diff(p, axis=0), turn[..., :-1, None, None]) for p, turn in zip(points, turns)]
     both = [t[1:] * t[:-1] for t in (first, second)]
     weight_a, weight_b = _touching_weights(share[..., :-1, :, :], both[0], both[1])
