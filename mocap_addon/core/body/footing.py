@@ -32,13 +32,14 @@ from ..pose import Pose
 from ..rotations import FloatArray, matrix_to_quaternion, quaternion_continuity
 from ..vectors import dot, turned_about, unit
 from .contacts import Contacts, find_contacts, floor_height, leg_length, sole_points
-from .soles import Foot, across, pitch
+from .soles import Foot, across, feet_points, pitch
 
 EASE = 0.15  # seconds over which a hold fades in before its contact and out after it
 BENT_PLANE = (5.0, 15.0)  # degrees of knee bend over which its axis turns from the anatomical one to its plane's
 SOFTNESS = 0.02  # of the leg's length: how near straight a held leg is eased (see two_bone_ik)
 MISSED = 1e-3  # leg lengths: an ankle held farther than this from where it should be has missed
 HIPS_EASE = 0.05  # seconds: the standard deviation of the smoothing of the hips' lift between stances
+CAP_EASE = 0.02  # seconds: the same for where the legs' reach holds the hips down
 
 
 def pinned_ankles(ankles: FloatArray, balls: FloatArray, touching: NDArray[np.bool_], frame_time: float,
@@ -388,7 +389,7 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     up = stand.up
     out = result.copy()
     if not contacts.touching.any():
-        points = np.stack([foot.points(lambda j: (rotations[:, j], positions[:, j])) for foot in feet], axis=1)
+        points = feet_points(feet, rotations, positions)
         shift = stand.floor - float((points @ up).min())
         _raise(out, hips, shift * up, world)
         return out, Planting(shift, (0, 0), 0, 0.0, contacts_found=False)
@@ -415,8 +416,8 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     targets += np.maximum(level - targets @ up, 0.0)[..., None] * up
     reach = np.maximum((1.0 - SOFTNESS) * np.array([sum(pair) for pair in lengths]), spans)
     highest = np.where(weights > 0.0, _lifts(hip_points, targets, reach, up), np.inf).min(axis=1)
-    lift = np.minimum(wanted, highest)  # no held leg stretched past where two_bone_ik starts easing
-    lift = np.minimum(_smoothed(lift, HIPS_EASE / result.frame_time), highest)  # the cap eased in and out too
+    excess = np.minimum(highest - wanted, 0.0)  # where a held leg would stretch too far (none held: inf)
+    lift = wanted + _eased_below(excess, CAP_EASE / result.frame_time)
     _raise(out, hips, lift[:, None] * up, world)
     moved = lifted + lift[:, None] * up
 
@@ -424,16 +425,30 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
         return rotations[:, joint], positions[:, joint] + moved
 
     every = np.arange(result.frame_count)
-    changed, misses = solve_legs(lifted_world, skeleton.parents, legs, [targets[:, s] for s in range(2)],
-                                 [every, every], [sole.foot for sole in soles])
-    for foot, sole in zip(feet, soles):
-        if (foot.toes is not None and skeleton.parents[foot.toes] == foot.foot
-                and sum(c in ROTATION_CHANNELS for c in skeleton.channels[foot.toes]) == 3):
-            changed[foot.toes] = every, _transposed(sole.foot) @ sole.toes
+    toes_written = [foot.toes for foot in feet if foot.toes is not None and skeleton.parents[foot.toes] == foot.foot
+                    and sum(c in ROTATION_CHANNELS for c in skeleton.channels[foot.toes]) == 3]
+    fewer = any(sum(c in ROTATION_CHANNELS for c in skeleton.channels[j]) < 3
+                for foot in feet for j in (foot.foot, foot.tip_joint))
+    for attempt in range(2 if fewer else 1):
+        if attempt:  # what feet of fewer channels hold misses the sole's height: move their ankles by the miss
+            placed = forward_kinematics(out)
+            points = feet_points(feet, placed.rotations, placed.positions)
+            above = (points @ up).min(axis=-1) - stand.floor
+            targets -= (weights * above + (1.0 - weights) * np.minimum(above, 0.0))[..., None] * up
+            hips_now = hip_points + (moved - lifted)[:, None]
+            reachable = np.where(weights > 0.0, _lifts(hips_now, targets, reach, up), np.inf)
+            lower = _eased_below(np.minimum(reachable.min(axis=1), 0.0), CAP_EASE / result.frame_time)
+            _raise(out, hips, lower[:, None] * up, world)
+            moved = moved + lower[:, None] * up
+        changed, misses = solve_legs(lifted_world, skeleton.parents, legs, [targets[:, s] for s in range(2)],
+                                     [every, every], [sole.foot for sole in soles])
+        for foot, sole in zip(feet, soles):
+            if foot.toes in toes_written:
+                changed[foot.toes] = every, _transposed(sole.foot) @ sole.toes
+        set_local_rotations(out, changed, fewer_channels)
     held = [miss[weights[:, s] > 0] for s, miss in enumerate(misses)]
     missed = sum(int(np.count_nonzero(miss > MISSED * stand.leg)) for miss in held)
     worst = max([float(miss.max()) / stand.leg for miss in held if miss.size], default=0.0)
-    set_local_rotations(out, changed, fewer_channels)
     return out, Planting(shift, (int(down[:, 0].sum()), int(down[:, 1].sum())), missed, worst)
 
 
@@ -500,6 +515,17 @@ def _hips_wanted(hips: FloatArray, ankles: FloatArray, stance: NDArray[np.bool_]
     if not known.any():
         return np.zeros(len(wanted))
     return _smoothed(np.interp(frames, frames[known], wanted[known]), HIPS_EASE / frame_time)
+
+
+def _eased_below(values: FloatArray, width: float) -> FloatArray:
+    """``values`` ``(F,)`` smoothed (:func:`_smoothed`) after each took the least within the smoothing's
+    reach: smooth, and nowhere above ``values``."""
+    radius = int(np.ceil(3 * width))
+    if radius < 1 or len(values) < 2:
+        return values
+    padded = np.concatenate([np.full(radius, values[0]), values, np.full(radius, values[-1])])
+    least = np.lib.stride_tricks.sliding_window_view(padded, 2 * radius + 1).min(axis=1)
+    return _smoothed(least, width)
 
 
 def _smoothed(values: FloatArray, width: float) -> FloatArray:
