@@ -30,6 +30,7 @@ from mocap_addon.core.transitions import (
 )
 from mocap_addon.core.transitions.frame_matching import frame_features, joint_weights
 from mocap_addon.core.transitions.graph import _largest_cycle_part, gap_frames, library_pose, run_ends
+from mocap_addon.core.transitions.synthesis import blend_length
 from tests.conftest import CORPUS, SAMPLES
 
 WALKS = [CORPUS / "bvh" / "ganim_Xia_normal.bvh", CORPUS / "asf_amc" / "vicon_male.walk-speed 4.AMC",
@@ -335,7 +336,7 @@ def test_synthesis_plays_the_sources_between_transitions(samples, sample_graph):
     # away from blends every joint's local rotation is the source's and the figure moves as the source does
     settled = np.ones(400, dtype=bool)
     for landing, _, _ in result.metadata["transitions"]:
-        settled[landing:landing + 4] = False
+        settled[landing:landing + blend_length(4, graph.fps)] = False
     frames = path[settled] - 120
     for joint in range(1, result.skeleton.joint_count):
         np.testing.assert_allclose(result.joint_rotations(joint)[settled], turns(jog, joint)[frames], atol=1e-9)
@@ -641,3 +642,24 @@ def test_synthesis_keeps_one_floor_no_loops_and_calm_transitions(walks):
         around, library = transition_accelerations(graph, clips, result)
         assert np.percentile(around, 95) <= np.percentile(library, 95)
     assert most_repeats([5, 6, 7, 5, 6, 7, 5, 6]) == 3 and most_repeats([1, 2, 3, 9, 10]) == 1
+
+
+@needs_corpus
+@pytest.mark.parametrize("fps", [30.0, 120.0])
+def test_transitions_along_a_path_are_no_rougher_than_synthesized_ones_nor_the_clips(fps):
+    """One graph of locomotion (scripts/graph_report.py's) at 30 and 120 fps: the 95th percentile of the
+    peak joint acceleration around follow()'s transitions (the issue's three paths, two seeds) is at most
+    synthesize()'s (three seeds of 20 s), and both are at most the clips' own windows' of the same length."""
+    from mocap_addon.core.transitions import follow
+    from mocap_addon.core.transitions.quality import transition_accelerations
+    from scripts.graph_report import LOCOMOTION, test_paths
+
+    clips = [load(CORPUS / name) for name in LOCOMOTION] + [load(SAMPLES / "walk_turn.bvh")]
+    graph = build(clips, fps=fps)
+    made = [synthesize(graph, clips, frames=round(20 * fps), seed=seed) for seed in (1, 2, 3)]
+    synthesized = np.concatenate([transition_accelerations(graph, clips, result)[0] for result in made])
+    followed = np.concatenate([transition_accelerations(graph, clips, follow(graph, clips, path, seed=seed))[0]
+                               for path in test_paths().values() for seed in (0, 1)])
+    library = transition_accelerations(graph, clips, made[0])[1]
+    assert len(synthesized) >= 40 and len(followed) >= 40
+    assert np.percentile(followed, 95) <= np.percentile(synthesized, 95) <= np.percentile(library, 95)

@@ -17,7 +17,12 @@ plays on from ``j`` as it played on from ``j - 1``, carried by where frame
   would have made playing on after ``i`` (the output's last pose carried by
   source frames ``i + 1, i + 2, ...``) fades into ``j, j + 1, ...`` (rotations
   by slerp, a cosine ramp), so pose and speed are continuous at the jump and
-  the motion ends exactly on ``j``'s clip.
+  the motion ends exactly on ``j``'s clip.  Where ``i``'s clip ends within the
+  blend, its motion runs on at its last frame's speed (held still, every joint
+  would stop at once); a capture faster than :data:`CARRY_RATE` is carried
+  averaged over that long (its jitter would ride into the blend).  A blend lasts
+  at least :data:`MIN_BLEND` (a shorter fade accelerates the joints harder
+  than the captures do).
 
 Each joint's offset is its rotation relative to the heading in the carried
 motion seen from its own in ``j``'s clip, split into a twist about the joint's
@@ -36,6 +41,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from ..kinematics import forward_kinematics, rest_positions, world_positions
 from ..model import Clip, Skeleton
@@ -54,7 +60,8 @@ FEET = [CANONICAL_JOINTS.index(n) for n in ("foot_l", "foot_r")]
 TOES = [CANONICAL_JOINTS.index(n) for n in ("toes_l", "toes_r")]
 FLOOR_PERCENT = 2.0  # a clip without planted feet: its floor is this percentile of its lowest foot point
 MIN_INTERVAL = 1.0  # seconds between transitions, by default
-MIN_BLEND = 0.1  # seconds a blend lasts at least (blend_frames counts frames of a 30 fps motion or slower)
+CARRY_RATE = 15.0  # frames per second of the motion a blend carries on (a faster capture's jitter averaged out)
+MIN_BLEND = 0.2  # seconds a blend lasts at least (blend_frames counts frames of a 30 fps motion or slower)
 
 
 def synthesize(graph: MotionGraph, clips: Sequence[Clip | Pose], *, frames: int, start: int = 0,
@@ -201,16 +208,24 @@ def assemble(graph: MotionGraph, clips: Sequence[Clip | Pose], path: Sequence[in
         raise ValueError("a jump lands on the first frame of a clip, which has no frame before it to match")
     blend = blend_length(blend_frames, graph.fps)
     left = path[landings - 1]
-    ahead = np.minimum(left[:, None] + np.arange(blend + 1), graph.clip_ends[graph.clip_of(left)][:, None] - 1)
-    source = _Source(graph, clips, np.concatenate([path, ahead.ravel()]))
+    last = graph.clip_ends[graph.clip_of(left)] - 1
+    smoothing = max(1, round(graph.fps / CARRY_RATE))
+    ahead = left[:, None] + np.arange(1 - smoothing, blend + 1)
+    beyond = np.maximum(ahead - last[:, None], 0)  # frames the carried motion runs past its clip's end
+    ahead = np.clip(ahead, graph.offsets[graph.clip_of(left)][:, None], last[:, None])
+    before_last = np.maximum(last - 1, graph.offsets[graph.clip_of(left)])
+    source = _Source(graph, clips, np.concatenate([path, ahead.ravel(), before_last]))
     x, z, facing = start if start is not None else (source.ground[0].real, source.ground[0].imag,
                                                       source.heading[0])
     headings, ground = integrate(complex(x, z), facing, source.steps[1:count], source.turns[1:count],
                                  source.pivots[1:count], extra[1:])
-    shape = ahead.shape
-    poses, heights = _blended(source.poses[:count], source.heights[:count],
-                              source.poses[count:].reshape(shape + source.poses.shape[1:]),
-                              source.heights[count:].reshape(shape), landings, bone_axes(source.skeleton))
+    shape, stop = ahead.shape, count + ahead.size
+    ahead_poses, ahead_heights = _extrapolated(source.poses[count:stop].reshape(shape + source.poses.shape[1:]),
+                                               source.heights[count:stop].reshape(shape), source.poses[stop:],
+                                               source.heights[stop:], beyond)
+    ahead_poses, ahead_heights = _smoothed(ahead_poses, ahead_heights, smoothing)
+    poses, heights = _blended(source.poses[:count], source.heights[:count], ahead_poses, ahead_heights, landings,
+                              bone_axes(source.skeleton))
     translations = source.translations[:count].copy()
     translations[:, HIPS] = np.stack([ground.real, heights, ground.imag], axis=1)
     metadata: dict[str, Any] = {
@@ -274,13 +289,44 @@ def _ramp(count: int) -> FloatArray:
     return np.asarray(0.5 * (1 + np.cos(np.pi * np.arange(1, count + 1) / (count + 1))))
 
 
+def _extrapolated(poses: FloatArray, heights: FloatArray, before_poses: FloatArray, before_heights: FloatArray,
+                  beyond: IntArray) -> tuple[FloatArray, FloatArray]:
+    """The carried motion ``poses`` ``(L, B + 1, J, 4)`` and ``heights`` ``(L, B + 1)`` run on past its clip's
+    end: where ``beyond`` frames past it (the clip's last frame repeated there), every joint keeps the turn
+    and the hips the climb of the clip's last frame from ``before_poses`` / ``before_heights`` (``(L, J, 4)``,
+    ``(L,)``: the frame before it).  A source held still while the blend carries it would stop every joint
+    at once: a jolt."""
+    if not np.any(beyond):
+        return poses, heights
+    last = poses.shape[1] - 1  # the carried motion's last frame is its clip's last wherever it runs past
+    turn = quaternion_multiply(quaternion_conjugate(before_poses), poses[:, last])  # (L, J, 4), in each joint
+    identity = np.zeros_like(turn)
+    identity[..., 0] = 1.0
+    steps = slerp(identity[:, None], turn[:, None], beyond[:, :, None].astype(np.float64))
+    steps /= np.linalg.norm(steps, axis=-1, keepdims=True)
+    climb = heights[:, last] - before_heights
+    return quaternion_multiply(poses, steps), heights + beyond * climb[:, None]
+
+
+def _smoothed(poses: FloatArray, heights: FloatArray, frames: int) -> tuple[FloatArray, FloatArray]:
+    """The mean of every ``frames`` consecutive frames along axis 1 of ``poses`` ``(L, F, J, 4)`` and
+    ``heights`` ``(L, F)`` (``F - frames + 1`` left)."""
+    if frames == 1:
+        return poses, heights
+    windows = sliding_window_view(poses, frames, axis=1)  # (L, F', J, 4, frames)
+    signs = np.where(np.sum(windows * windows[..., -1:], axis=-2, keepdims=True) < 0, -1.0, 1.0)
+    means = (windows * signs).sum(axis=-1)
+    means /= np.linalg.norm(means, axis=-1, keepdims=True)
+    return means, sliding_window_view(heights, frames, axis=1).mean(axis=-1)
+
+
 def _blended(poses: FloatArray, heights: FloatArray, ahead_poses: FloatArray, ahead_heights: FloatArray,
              landings: IntArray, axes: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Rotations ``(T, J, 4)`` and hips heights with each landing blended (see the module notes).
 
     ``ahead_poses`` ``(L, B + 1, J, 4)`` and ``ahead_heights`` ``(L, B + 1)``: the source frame each landing
-    leaves and the ``B`` after it (the blend's length; its clip's last repeated where it ends).  One landing
-    at a time, so a blend still running when the next jump comes is what that jump carries on.
+    leaves and the ``B`` after it (the blend's length; run on past its clip's end, :func:`_extrapolated`).
+    One landing at a time, so a blend still running when the next jump comes is what that jump carries on.
     ``axes`` ``(J, 3)``: each joint's bone.
     """
     out_poses, out_heights = poses.copy(), heights.copy()
