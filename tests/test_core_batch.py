@@ -183,8 +183,9 @@ def test_feet_reach_the_canonical_conversion_and_the_retarget(library, tmp_path)
                      "--feet", feet) == 0
     planted, free = (lines(out / feet)[str(xia[0]).split("library/")[-1]] for feet in ("planted", "free"))
     assert (out / "planted" / xia[0].name).read_bytes() != (out / "free" / xia[0].name).read_bytes()
-    assert any(w.startswith("feet planted: held ") for w in planted["warnings"])  # the retarget's own warning
-    assert not any(w.startswith("feet planted") for w in free["warnings"])
+    # The planted retarget warned only of frames out of the leg's reach; since the hips let the knees bend
+    # (issue 27) it reaches every held foot, and neither run reports feet trouble.
+    assert not any(w.startswith(("feet planted", "feet not held")) for w in planted["warnings"] + free["warnings"])
 
 
 def test_reduce_writes_what_a_reduced_import_plays_back(tmp_path):
@@ -246,7 +247,7 @@ def test_failures_are_one_line_each_and_the_batch_goes_on(library, tmp_path, cap
     assert [report[name]["status"] for name in TAKES[1:]] == ["ok"] * 3
     printed = capsys.readouterr()
     assert "converted 3, skipped 0, failed 2" in printed.out
-    assert f"failed: {report['walks/bad.bvh']['error']}" in printed.err.splitlines()
+    assert f"failed: {bad}: {report['walks/bad.bvh']['error']}" in printed.err.splitlines()  # the path: names repeat
 
 
 @pytest.mark.parametrize("arguments, message", [
