@@ -26,10 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..kinematics import World, forward_kinematics
+from ..kinematics import forward_kinematics
 from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton
 from ..pose import Pose
 from ..rotations import FloatArray, matrix_to_quaternion, quaternion_continuity
+from ..transforms import World
 from ..vectors import dot, turned_about, unit
 from .contacts import Contacts, find_contacts, floor_height, leg_length, sole_points
 from .soles import Foot, across, pitch

@@ -40,13 +40,13 @@ from ..body.footing import angles_to_reach as _angles_to_reach
 from ..body.footing import rotations_about as _rotations_about
 from ..body.identity import same_body
 from ..body.soles import Foot, feet_of
-from ..kinematics import compose
 from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, encode_joint
 from ..model import rotation_order as order_of
 from ..naming import CANONICAL_JOINTS, CANONICAL_PARENTS, map_skeleton
 from ..options import BONE_LENGTHS, CANONICAL_FEET, CANONICAL_METHOD, FEET, FREE, HIPS_TRAVEL, PLANTED
 from ..pose import Motion, Pose, as_pose, like
 from ..rotations import FloatArray, axis_matrices, euler_to_matrix
+from ..transforms import compose
 from ..vectors import dot, unit
 
 REQUIRED = ("hips", "upper_leg_l", "lower_leg_l", "foot_l", "upper_leg_r", "lower_leg_r", "foot_r")
