@@ -5,9 +5,12 @@ three formats (Xia BVH, Vicon ASF/AMC, X-Bot HTR, two Bandai BVH), and with CMU 
 ASF/AMC; Bandai's dance cut in two with 100 frames of overlap.  Prints the figures (markdown) and
 writes to ``--out`` the graph plots and stick figures over time around transitions of 3,000 synthesized
 frames (each seen from its side, across its hips' heading; blue before the jump, red the blended
-frames, green after).  Not a test.
+frames, green after).  ``--paths``: only the part along paths: a graph of locomotion (the corpus walks,
+CMU 01_01 and ``samples/walk_turn.bvh`` at 30 fps) followed along an 8 m S-curve, a circle of radius
+2.5 m and 6 m + a 90-degree turn of radius 1.5 m + 4 m, two seeds each: the goals' figures and a picture
+of each followed path over the asked one.  Not a test.
 
-    python scripts/graph_report.py [--out out/graph_report] [--no-contacts]
+    python scripts/graph_report.py [--out out/graph_report] [--no-contacts] [--paths]
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ sys.path.insert(0, str(ROOT))
 from mocap_addon.core import Clip, Pose, load, world_positions
 from mocap_addon.core.naming import CANONICAL_JOINTS, CANONICAL_PARENTS
 from mocap_addon.core.rotations import quaternion_to_matrix
-from mocap_addon.core.transitions import MotionGraph, build, plot, synthesize, transition_steps
+from mocap_addon.core.transitions import MotionGraph, build, follow, plot, synthesize, transition_steps
+from mocap_addon.core.transitions.plots import plot_path
+from mocap_addon.core.transitions.quality import most_repeats, transition_accelerations
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 WALKS = ["bvh/ganim_Xia_normal.bvh", "asf_amc/vicon_male.walk-speed 4.AMC",
@@ -93,15 +98,69 @@ def sticks(graph: MotionGraph, result: Clip, path: Path, count: int = 4) -> None
     FigureCanvasAgg(figure).print_png(str(path))
 
 
+LOCOMOTION = ["bvh/ganim_Xia_normal.bvh", "asf_amc/vicon_male.walk-speed 4.AMC",
+              "bvh/bandai_dataset-1_walk_normal_001.bvh", "bvh/bandai_dataset-2_walk_elderly_004.bvh",
+              "bvh/fm_cmu_01_01.bvh"]
+
+
+def arc(centre: complex, radius: float, start: float, turn: float) -> np.ndarray:
+    angles = start + np.linspace(0, turn, max(2, int(np.ceil(abs(turn) * radius / 0.05))))
+    return np.asarray(centre + radius * np.exp(1j * angles))
+
+
+def test_paths() -> dict[str, np.ndarray]:
+    """The issue's three paths as ``(N, 2)`` ground points, each from the origin heading +z."""
+    first = arc(3, 3, np.pi, -4 / 3)
+    s_curve = np.concatenate([first, arc(2 * first[-1] - 3, 3, -4 / 3, 4 / 3)[1:]])
+    corner = np.concatenate([1j * np.linspace(0, 6, 121), arc(1.5 + 6j, 1.5, np.pi, -np.pi / 2)[1:],
+                             1.5 + 7.5j + np.linspace(0, 4, 81)[1:]])
+    paths = {"S-curve 8 m": s_curve, "circle r 2.5 m": arc(2.5, 2.5, np.pi, -2 * np.pi),
+             "6 m, 90 deg r 1.5 m, 4 m": corner}
+    return {name: np.stack([p.real, p.imag], axis=1) for name, p in paths.items()}
+
+
+def paths_report(out: Path) -> None:
+    """follow() on a graph of locomotion along the issue's paths: the figures and pictures."""
+    clips = [load(CORPUS / f) for f in LOCOMOTION] + [load(ROOT / "samples" / "walk_turn.bvh")]
+    started = time.process_time()
+    graph = build(clips, fps=30)
+    print(f"\nlocomotion graph: {len(clips)} clips, {graph.frame_count} frames at 30 fps, {len(graph.sources)} "
+          f"transitions, {graph.alive.mean():.1%} kept ({time.process_time() - started:.1f} s CPU)\n")
+    synthesized = [transition_accelerations(graph, clips, synthesize(graph, clips, frames=600, seed=seed))
+                   for seed in (1, 2, 3)]
+    library = synthesized[0][1]
+    print("| path | seed | motion s | transitions | mean m | max m | end m | search CPU s | repeats |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    followed = []
+    for name, path in test_paths().items():
+        for seed in (0, 1):
+            result = follow(graph, clips, path, seed=seed)
+            error = result.metadata["path_error"]
+            followed.append(transition_accelerations(graph, clips, result)[0])
+            print(f"| {name} | {seed} | {result.frame_count / graph.fps:.1f} | {len(result.metadata['transitions'])} "
+                  f"| {error['mean']:.3f} | {error['max']:.3f} | {error['end']:.3f} | "
+                  f"{result.metadata['search_seconds']:.2f} | {most_repeats(result.metadata['path'])} |")
+            if seed == 0:
+                plot_path(graph, result, path, out / f"follow_{name.split()[0].lower()}.png")
+    print(f"\npeak joint acceleration in the frames a transition changes, 95th percentile: follow "
+          f"{np.percentile(np.concatenate(followed), 95):.0f} m/s2 ({len(np.concatenate(followed))} transitions), "
+          f"synthesize {np.percentile(np.concatenate([a for a, _ in synthesized]), 95):.0f} m/s2, the library's "
+          f"windows {np.percentile(library, 95):.0f} m/s2")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default=str(ROOT / "out" / "graph_report"))
     parser.add_argument("--no-contacts", action="store_true")
+    parser.add_argument("--paths", action="store_true", help="only motion along the issue's paths")
     args = parser.parse_args()
     if not CORPUS.is_dir():
         raise SystemExit("the corpus (../shared/corpus) is absent")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.paths:
+        paths_report(out)
+        return
     contacts = not args.no_contacts
     print(f"motion graph report, {time.strftime('%Y-%m-%d %H:%M')}, contacts {'on' if contacts else 'off'}")
 

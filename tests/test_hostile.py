@@ -381,3 +381,73 @@ def test_a_fifty_megabyte_line_is_refused_quickly_in_little_memory():
     assert len(outcomes) == 8
     for name, (line, found, message, seconds) in outcomes.items():
         assert found == line and len(message) < 200 and seconds < STEP_BUDGET, (name, found, message, seconds)
+
+
+@pytest.mark.parametrize("extension", [".htr", ".amc"])
+def test_encoding_in_blocks_of_frames_writes_the_same_bytes(extension, tmp_path, monkeypatch):
+    """Issue 26: long takes are rebased and encoded a block of frames at a time (memory); each block's
+    angles continue from the last, so the file is the one encoding every frame at once gives, spins included."""
+    from mocap_addon.core import kinematics
+    from mocap_addon.core.formats.acclaim import write as acclaim_write
+    from tests.conftest import SAMPLES
+
+    clip = load(SAMPLES / "walk_turn.bvh")
+    spin = clip.skeleton.channel_starts()[0] + list(clip.skeleton.channels[0]).index("ry")
+    clip.motion[:, spin] += np.linspace(0.0, 2000.0, clip.frame_count)  # five and a half turns
+    (tmp_path / "whole").mkdir()
+    (tmp_path / "blocks").mkdir()
+    save(clip, tmp_path / "whole" / f"take{extension}")
+    monkeypatch.setattr(kinematics, "FRAME_BLOCK", 7)
+    monkeypatch.setattr(acclaim_write, "FRAME_BLOCK", 7)
+    save(clip, tmp_path / "blocks" / f"take{extension}")
+    blocks, whole = (tmp_path / kind / f"take{extension}" for kind in ("blocks", "whole"))
+    assert blocks.read_bytes() == whole.read_bytes()
+
+
+# --- issue 26: the command line on hostile input and arguments -----------------------------------------------
+
+
+@pytest.mark.parametrize("argv", [
+    ["reduce", "{sample}", "--tolerance", "nan"], ["reduce", "{sample}", "--tolerance", "-1"],
+    ["convert", "{sample}", "{out}.htr", "--precision", "1000000"],
+    ["convert", "{sample}", "{out}.htr", "--precision", "-1"],
+    ["blend", "{sample}", "{sample}", "{out}.bvh", "--mix", "inf"],
+    ["blend", "{sample}", "{sample}", "{out}.bvh", "--mix", "1e300"],
+    ["graph", "synth", "g.npz", "{sample}", "-o", "{out}.bvh", "--frames", "1000000000000"],
+    ["graph", "build", "{sample}", "-o", "{out}.npz", "--sigma", "0"],
+    ["batch", "{sample}", "-o", "{out}", "--to", "bvh", "--jobs", "0"],
+])
+def test_numeric_arguments_out_of_range_are_one_line_and_exit_2(argv, tmp_path, capsys):
+    from mocap_addon.core.cli.main import main
+    from tests.conftest import SAMPLES
+
+    filled = [a.format(sample=SAMPLES / "walk_turn.bvh", out=tmp_path / "out") for a in argv]
+    with pytest.raises(SystemExit) as caught:
+        main(filled)
+    error = capsys.readouterr().err
+    assert caught.value.code == 2 and error.count("\n") == 1 and "error: argument" in error, error
+    assert list(tmp_path.iterdir()) == []
+
+
+HUGE_OFFSET_BVH = TWO_JOINTS.replace("OFFSET 0 10 0", "OFFSET 0 1e308 0")
+
+
+@pytest.mark.parametrize("command", [["reduce"], ["map"], ["info"], ["canonical", "OUT.bvh"], ["preview", "OUT.png"]])
+def test_tools_on_a_huge_offset_end_at_once_with_its_line(command, tmp_path, capsys):
+    from mocap_addon.core.cli.main import main
+
+    (tmp_path / "huge.bvh").write_text(HUGE_OFFSET_BVH)
+    argv = [command[0], str(tmp_path / "huge.bvh"), *[str(tmp_path / a) for a in command[1:]]]
+    assert main(argv) == 1
+    assert capsys.readouterr().err == "error: huge.bvh:8: OFFSET: '1e308' is too large (the limit is 1e+09)\n"
+
+
+def test_key_reduction_ends_on_motion_that_is_not_finite():
+    from mocap_addon.core.reduce import reduce_keys
+
+    clip = parse_bvh(TWO_JOINTS.encode(), "t.bvh")
+    with pytest.raises(ValueError, match="tolerance must be a finite number"):
+        reduce_keys(clip, float("nan"))
+    clip.motion[1, 0] = np.nan
+    with pytest.raises(ValueError, match="not finite"):
+        reduce_keys(clip, 0.01)

@@ -492,3 +492,152 @@ def test_the_same_take_in_two_formats_matches_frame_by_frame():
     across = both.costs(frames, frames + 600)
     assert across.max() < 1e-3, "the same poses from two formats"
     assert math.isfinite(float(across.mean()))
+
+
+# --- along a path ------------------------------------------------------------------------------------------
+
+LOCOMOTION = [*WALKS[:2], *WALKS[3:], CORPUS / "bvh" / "fm_cmu_01_01.bvh", SAMPLES / "walk_turn.bvh"]
+
+
+def arc(centre: complex, radius: float, start: float, turn: float, step: float = 0.05) -> np.ndarray:
+    """Points ``x + iz`` on a circle about ``centre`` from angle ``start`` turning by ``turn`` radians."""
+    angles = start + np.linspace(0, turn, max(2, math.ceil(abs(turn) * radius / step)))
+    return centre + radius * np.exp(1j * angles)
+
+
+def s_curve() -> np.ndarray:
+    """8 m: two arcs of radius 3 m, turning one way then the other."""
+    first = arc(3, 3, math.pi, -4 / 3)
+    end = first[-1]
+    second = arc(2 * end - 3, 3, math.pi - 4 / 3 - math.pi, 4 / 3)
+    return np.concatenate([first, second[1:]])
+
+
+def circle() -> np.ndarray:
+    return arc(2.5, 2.5, math.pi, -2 * math.pi)
+
+
+def corner() -> np.ndarray:
+    """6 m straight, a 90-degree turn of radius 1.5 m, 4 m straight."""
+    straight = 1j * np.linspace(0, 6, 121)
+    bend = arc(1.5 + 6j, 1.5, math.pi, -math.pi / 2)
+    return np.concatenate([straight, bend[1:], 1.5 + 7.5j + np.linspace(0, 4, 81)[1:]])
+
+
+def as_points(path: np.ndarray) -> np.ndarray:
+    return np.stack([path.real, path.imag], axis=1)
+
+
+def test_the_test_paths_are_the_asked_ones():
+    for path, length in ((s_curve(), 8.0), (circle(), 2 * math.pi * 2.5), (corner(), 6 + math.pi * 0.75 + 4)):
+        assert np.abs(np.diff(path)).sum() == pytest.approx(length, rel=2e-3)
+        assert path[0] == pytest.approx(0) and np.angle(path[1] - path[0]) == pytest.approx(math.pi / 2, abs=0.02)
+    assert np.abs(s_curve() - (s_curve()[0] + s_curve()[-1]) / 2).max() <= 4.1  # an S, not a loop
+
+
+@pytest.fixture(scope="module")
+def locomotion() -> tuple[list[Clip], MotionGraph]:
+    clips = [load(p) for p in LOCOMOTION]
+    return clips, build(clips, fps=30)
+
+
+def hips_ground(result: Clip) -> np.ndarray:
+    hips = world_positions(result)[:, 0]
+    return hips[:, 0] + 1j * hips[:, 2]
+
+
+@needs_corpus
+@pytest.mark.parametrize("shape", [s_curve, circle, corner])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_follow_walks_the_path(locomotion, shape, seed):
+    from mocap_addon.core.transitions import follow
+    from mocap_addon.core.transitions.path_following import Route
+    from mocap_addon.core.transitions.quality import most_repeats, planted_heights
+
+    clips, graph = locomotion
+    path = shape()
+    result = follow(graph, clips, as_points(path), seed=seed)
+    error = result.metadata["path_error"]
+    assert error["mean"] <= 0.15 and error["max"] <= 0.5 and error["end"] <= 0.5
+    ground = hips_ground(result)
+    gaps = Route(as_points(path)).distance(ground)  # measured again: the hips as the skeleton places them
+    assert gaps.mean() == pytest.approx(error["mean"], abs=1e-9) and gaps.max() <= 0.5
+    assert abs(ground[0] - path[0]) <= 1e-9 and abs(ground[-1] - path[-1]) <= 0.5
+    first_second = ground[int(graph.fps)] - ground[0]
+    assert abs(np.angle(first_second / (path[1] - path[0]))) <= math.radians(30)  # facing path[1]
+    duration = result.frame_count / graph.fps
+    assert result.metadata["search_seconds"] <= duration / 10
+    assert np.abs(np.diff(path)).sum() / duration >= 0.5  # it walks on, not shuffles
+    landings = [t for t, _, _ in result.metadata["transitions"]]
+    assert np.all(np.diff(landings) >= graph.fps - 1e-9)
+    assert most_repeats(result.metadata["path"]) <= 2
+    assert all(abs(height) <= 0.02 for height in planted_heights(graph, result).values())
+    steer = np.abs(result.metadata["steer"]) * graph.fps
+    assert steer.max() <= math.radians(40) + 1e-9
+
+
+def test_follow_on_the_samples_and_refuses_bad_paths(samples, sample_graph, tmp_path):
+    from mocap_addon.core.errors import MocapFormatError
+    from mocap_addon.core.transitions import follow
+    from mocap_addon.core.transitions.path_following import read_path
+
+    path = np.concatenate([1j * np.linspace(-6, 0, 61), arc(6, 6, math.pi, -math.pi / 2)[1:]])
+    result = follow(sample_graph, samples, as_points(path), blend_frames=4)
+    assert result.unit_in_metres == 1.0 and result.fps == sample_graph.fps
+    error = result.metadata["path_error"]
+    assert error["mean"] <= 0.15 and error["max"] <= 0.5 and error["end"] <= 0.5
+    again = follow(sample_graph, samples, as_points(path), blend_frames=4)
+    np.testing.assert_array_equal(again.motion, result.motion)
+    for bad in (np.zeros((5, 3)), np.zeros((1, 2)), np.array([[0, 0], [0, np.nan]]), np.zeros((4, 2))):
+        with pytest.raises(ValueError, match="path"):
+            follow(sample_graph, samples, bad)
+    csv = tmp_path / "path.csv"
+    csv.write_text("x,z\n0,0\n0, 1\n# a note\n1 2\n")
+    np.testing.assert_array_equal(read_path(csv), [[0, 0], [0, 1], [1, 2]])
+    csv.write_text("x,z\n0,0\n0,1,2\n")
+    with pytest.raises(MocapFormatError, match=r"path.csv:3: expected two"):
+        read_path(csv)
+    csv.write_text("0,0\nnorth,1\n")
+    with pytest.raises(MocapFormatError, match=r"path.csv:2: expected two"):
+        read_path(csv)
+
+
+def test_prune_cuts_between_transitions_and_joins_through_the_graph(samples, sample_graph):
+    from mocap_addon.core.transitions import follow, prune
+
+    graph = sample_graph
+    path = 1j * np.linspace(0, 25, 501)
+    made = follow(graph, samples, as_points(path))
+    transitions = made.metadata["transitions"]
+    assert len(transitions) >= 4
+    cut = prune(graph, samples, made, 1, 3)
+    start, removed, added = cut.metadata["pruned"]
+    assert start == transitions[1][0] and removed == transitions[3][0] - transitions[1][0]
+    assert cut.frame_count == made.frame_count - removed + added
+    np.testing.assert_allclose(world_positions(cut)[:start - 1], world_positions(made)[:start - 1], atol=1e-9)
+    frames = np.array(cut.metadata["path"])
+    jumps = np.flatnonzero(frames[1:] != frames[:-1] + 1) + 1
+    pairs = set(zip(graph.sources.tolist(), graph.targets.tolist()))
+    assert all((frames[t - 1], frames[t]) in pairs for t in jumps)
+    np.testing.assert_array_equal(frames[start + added:], made.metadata["path"][start + removed:])
+    with pytest.raises(ValueError, match="first before the last"):
+        prune(graph, samples, made, 3, 1)
+
+
+@needs_corpus
+def test_synthesis_keeps_one_floor_no_loops_and_calm_transitions(walks):
+    """The issue's library: walks of five sources and a dance; 2,400 frames, two seeds."""
+    from mocap_addon.core.transitions.quality import most_repeats, planted_heights, transition_accelerations
+
+    clips = [*walks, part(load(DANCE), 0, 1000)]
+    graph = build(clips)
+    for seed in (1, 2):
+        result = synthesize(graph, clips, frames=2400, seed=seed)
+        landings = [t for t, _, _ in result.metadata["transitions"]]
+        assert len(landings) >= 10 and np.all(np.diff(landings) >= graph.fps - 1e-9)
+        assert most_repeats(result.metadata["path"]) <= 2
+        heights = planted_heights(graph, result)
+        assert len(heights) >= 3 and all(abs(h) <= 0.01 for h in heights.values()), heights
+        around, library = transition_accelerations(graph, clips, result)
+        assert np.percentile(around, 95) <= np.percentile(library, 95)
+    assert most_repeats([5, 6, 7, 5, 6, 7, 5, 6]) == 3 and most_repeats([1, 2, 3, 9, 10]) == 1

@@ -85,7 +85,7 @@ def local_transforms(clip: Clip) -> tuple[FloatArray, FloatArray, FloatArray]:
 
 
 def rebase(clip: Clip, rest_frames: FloatArray, layouts: list[tuple[str, ...]],
-           translation_in_rest_frame: bool = False) -> Clip:
+           translation_in_rest_frame: bool = False, reference: FloatArray | None = None) -> Clip:
     """The same motion with each joint's rest orientation turned to ``rest_frames`` (world, ``(J, 3, 3)``).
 
     Every joint frame is rotated by a constant ``D = G0^T @ rest_frame`` (``G0``
@@ -112,7 +112,37 @@ def rebase(clip: Clip, rest_frames: FloatArray, layouts: list[tuple[str, ...]],
                       np.full(count, translation_in_rest_frame),
                       (np.swapaxes(change, -1, -2) @ skeleton.length_directions[..., None])[..., 0])
     moved = np.einsum("jab,fjb->fja", back, pose.translations)
-    return replace(pose, skeleton=target, rotations=turned, translations=moved).to_clip()
+    return replace(pose, skeleton=target, rotations=turned, translations=moved).to_clip(reference=reference)
+
+
+FRAME_BLOCK = 16384  # frames re-encoded at a time: the pose arrays of a long take are never held whole
+
+
+def rebase_in_blocks(clip: Clip, rest_frames: FloatArray, layouts: list[tuple[str, ...]],
+                     translation_in_rest_frame: bool = False) -> Clip:
+    """:func:`rebase` a block of frames at a time, each block's angles continuing from the last frame
+    before it, so memory stays near the motion's own size on long takes."""
+    if clip.frame_count <= FRAME_BLOCK or any(0 < len(rotation_order(layout)) < 3 for layout in layouts):
+        return rebase(clip, rest_frames, layouts, translation_in_rest_frame)
+    blocks: list[Clip] = []
+    for first in range(0, clip.frame_count, FRAME_BLOCK):
+        part = replace(clip, motion=clip.motion[first:first + FRAME_BLOCK])
+        blocks.append(rebase(part, rest_frames, layouts, translation_in_rest_frame,
+                             reference=None if not blocks else last_angles(blocks[-1].skeleton,
+                                                                           blocks[-1].motion[-1])))
+    return replace(blocks[0], motion=np.concatenate([block.motion for block in blocks]))
+
+
+def last_angles(skeleton: Skeleton, row: FloatArray) -> FloatArray:
+    """Each joint's angles (degrees, in its rotation order; zeros for axes it lacks) in one frame's channel
+    values ``row``: where the next block of frames is encoded from (``reference``), so blocks continue."""
+    angles = np.zeros((skeleton.joint_count, 3))
+    starts = skeleton.channel_starts()
+    for joint, layout in enumerate(skeleton.channels):
+        order = rotation_order(layout)
+        columns = [int(starts[joint]) + layout.index(f"r{axis.lower()}") for axis in order]
+        angles[joint, :len(order)] = row[columns]
+    return angles
 
 
 def conform(clip: Clip, layouts: list[tuple[str, ...]] | None = None,

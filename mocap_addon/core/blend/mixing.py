@@ -49,10 +49,11 @@ half mix of a straight and a curving walk curves half as much.
 
 **Feet.**  ``feet="planted"`` (the default, for humanoids): a foot of the
 blend touches the floor where the mix of the two inputs' contacts
-(:mod:`..body.contacts`, ``b``'s at its paired frames) is at least one half, and is
-held there by two-bone leg IK (:mod:`..body.footing`), eased in and out: where its
-contact begins, then moving as the inputs' planted feet move (turned into the
-blend's heading, mixed), at the mix of their planted heights.  So a planted
+(:mod:`..body.contacts`, ``b``'s at its paired frames) is over one half, or
+where both touch, and is held there by two-bone leg IK (:mod:`..body.footing`),
+eased in and out: where its contact begins, then moving as the inputs' planted
+feet move (turned into the blend's heading, mixed), at the mix of their
+ankles' heights.  So a planted
 foot slides no more than the more sliding input's, stands on ``a``'s floor,
 and mix 0 is still ``a`` and mix 1 ``b`` on ``a``'s body, exactly.
 ``feet="free"``: the local mix alone.

@@ -95,12 +95,13 @@ class Contacts:
 
 
 def find_contacts(clip: Clip | Pose, mapping: Mapping[str, str | None] | None = None, *, low: float = LOW,
-                  slow: float = SLOW, shortest: float = SHORTEST) -> Contacts:
+                  slow: float = SLOW, shortest: float = SHORTEST, world: World | None = None) -> Contacts:
     """The feet's contacts in ``clip`` (see the module notes); ``mapping`` as :func:`.naming.map_skeleton` gives.
 
     ``low`` (leg lengths), ``slow`` (leg lengths per second) and ``shortest``
-    (seconds) are the thresholds.  A skeleton without hips, a head or spine
-    joint, and both legs down to the feet raises ``ValueError`` naming them.
+    (seconds) are the thresholds; ``world``: the clip's forward kinematics where
+    the caller has them.  A skeleton without hips, a head or spine joint, and
+    both legs down to the feet raises ``ValueError`` naming them.
     """
     skeleton = clip.skeleton
     mapping = map_skeleton(skeleton) if mapping is None else mapping
@@ -111,7 +112,7 @@ def find_contacts(clip: Clip | Pose, mapping: Mapping[str, str | None] | None = 
     if missing or top is None:
         raise ValueError("contacts need hips, a spine or head joint and both legs down to the feet; missing: "
                          + ", ".join(missing + ([] if top is not None else ["head"])))
-    pose = forward_kinematics(clip)
+    pose = forward_kinematics(clip) if world is None else world
     positions = pose.positions
     feet = [[index[f"foot_{s}"], index.get(f"toes_{s}", index[f"foot_{s}"])] for s in SIDES]
     points = positions[:, np.array(feet)]

@@ -33,13 +33,14 @@ from ..rotations import FloatArray, matrix_to_quaternion, quaternion_continuity
 from ..transforms import World
 from ..vectors import dot, turned_about, unit
 from .contacts import Contacts, find_contacts, floor_height, leg_length, sole_points
-from .soles import Foot, across, pitch
+from .soles import Foot, across, feet_points, pitch
 
 EASE = 0.15  # seconds over which a hold fades in before its contact and out after it
 BENT_PLANE = (5.0, 15.0)  # degrees of knee bend over which its axis turns from the anatomical one to its plane's
 SOFTNESS = 0.02  # of the leg's length: how near straight a held leg is eased (see two_bone_ik)
 MISSED = 1e-3  # leg lengths: an ankle held farther than this from where it should be has missed
 HIPS_EASE = 0.05  # seconds: the standard deviation of the smoothing of the hips' lift between stances
+CAP_EASE = 0.02  # seconds: the same for where the legs' reach holds the hips down
 
 
 def pinned_ankles(ankles: FloatArray, balls: FloatArray, touching: NDArray[np.bool_], frame_time: float,
@@ -116,8 +117,10 @@ def mixed_holds(points: tuple[FloatArray, FloatArray], touching: tuple[NDArray[n
     the floor; ``turns`` ``(..., F)``: the angle about ``up`` from each motion's
     heading to the mix's; ``mixes`` ``(..., F, 2)``: each leg's mix (0 the first
     motion, 1 the second).  A point of the mix touches where the mix of the
-    two's touching is at least one half: the first's contacts at mix 0, the
-    second's at 1, either's at 0.5.  Its guide moves, each frame, as the
+    two's touching is over one half, or both touch: the first's contacts below
+    mix 0.5, the second's above, where both touch at 0.5 (a stance lasting
+    while either touches outlasts the hips' reach: the leg straightens, then
+    snaps back as the hold eases out).  Its guide moves, each frame, as the
     motions' points that touch at both ends of the step move (turned into the
     mix's heading), weighted by the mix (the first's alone at mix 0, the
     second's at 1; both where neither touches), so a hold slides no more than
@@ -129,7 +132,7 @@ def mixed_holds(points: tuple[FloatArray, FloatArray], touching: tuple[NDArray[n
     """
     first, second = (np.asarray(t, dtype=np.float64) for t in touching)
     share = np.asarray(mixes, dtype=np.float64)[..., None]  # (..., F, 2, 1): a leg's mix for both its points
-    mixed = (1.0 - share) * first + share * second >= 0.5
+    mixed = ((1.0 - share) * first + share * second > 0.5) | (first * second > 0.0)
     moves = [turned_about(up, np.diff(p, axis=0), turn[..., :-1, None, None]) for p, turn in zip(points, turns)]
     both = [t[1:] * t[:-1] for t in (first, second)]
     weight_a, weight_b = _touching_weights(share[..., :-1, :, :], both[0], both[1])
@@ -387,7 +390,7 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     up = stand.up
     out = result.copy()
     if not contacts.touching.any():
-        points = np.stack([foot.points(lambda j: (rotations[:, j], positions[:, j])) for foot in feet], axis=1)
+        points = feet_points(feet, rotations, positions)
         shift = stand.floor - float((points @ up).min())
         _raise(out, hips, shift * up, world)
         return out, Planting(shift, (0, 0), 0, 0.0, contacts_found=False)
@@ -413,9 +416,7 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     targets += ((1.0 - weights) * wanted[:, None])[..., None] * up  # free feet move with the hips
     targets += np.maximum(level - targets @ up, 0.0)[..., None] * up
     reach = np.maximum((1.0 - SOFTNESS) * np.array([sum(pair) for pair in lengths]), spans)
-    highest = np.where(weights > 0.0, _lifts(hip_points, targets, reach, up), np.inf).min(axis=1)
-    lift = np.minimum(wanted, highest)  # no held leg stretched past where two_bone_ik starts easing
-    lift = np.minimum(_smoothed(lift, HIPS_EASE / result.frame_time), highest)  # the cap eased in and out too
+    lift = _capped_lift(hip_points, targets, weights, reach, wanted, up, result.frame_time)
     _raise(out, hips, lift[:, None] * up, world)
     moved = lifted + lift[:, None] * up
 
@@ -423,17 +424,60 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
         return rotations[:, joint], positions[:, joint] + moved
 
     every = np.arange(result.frame_count)
-    changed, misses = solve_legs(lifted_world, skeleton.parents, legs, [targets[:, s] for s in range(2)],
-                                 [every, every], [sole.foot for sole in soles])
-    for foot, sole in zip(feet, soles):
-        if (foot.toes is not None and skeleton.parents[foot.toes] == foot.foot
-                and sum(c in ROTATION_CHANNELS for c in skeleton.channels[foot.toes]) == 3):
-            changed[foot.toes] = every, _transposed(sole.foot) @ sole.toes
+    toes_written, fewer = _written_toes(skeleton, feet)
+    for attempt in range(2 if fewer else 1):
+        if attempt:  # what feet of fewer channels hold misses the sole's height: move their ankles by the miss
+            lower = _ankles_by_the_miss(out, feet, stand, targets, weights, hip_points + (moved - lifted)[:, None],
+                                        reach, result.frame_time)
+            _raise(out, hips, lower[:, None] * up, world)
+            moved = moved + lower[:, None] * up
+        changed, misses = solve_legs(lifted_world, skeleton.parents, legs, [targets[:, s] for s in range(2)],
+                                     [every, every], [sole.foot for sole in soles])
+        for foot, sole in zip(feet, soles):
+            if foot.toes in toes_written:
+                changed[foot.toes] = every, _transposed(sole.foot) @ sole.toes
+        set_local_rotations(out, changed, fewer_channels)
+    return out, _planting(shift, down, misses, weights, stand.leg)
+
+
+def _ankles_by_the_miss(out: Pose, feet: tuple[Foot, Foot], stand: Standing, targets: FloatArray,
+                        weights: FloatArray, hips_now: FloatArray, reach: FloatArray, frame_time: float) -> FloatArray:
+    """Move the ankle ``targets`` (in place) by how far the feet ``out`` holds miss the floor, and the
+    hips' lowering (eased) that keeps every held leg within ``reach``."""
+    up = stand.up
+    placed = forward_kinematics(out)
+    points = feet_points(feet, placed.rotations, placed.positions)
+    above = (points @ up).min(axis=-1) - stand.floor
+    targets -= (weights * above + (1.0 - weights) * np.minimum(above, 0.0))[..., None] * up
+    reachable = np.where(weights > 0.0, _lifts(hips_now, targets, reach, up), np.inf)
+    return _eased_below(np.minimum(reachable.min(axis=1), 0.0), CAP_EASE / frame_time)
+
+
+def _written_toes(skeleton: Skeleton, feet: tuple[Foot, Foot]) -> tuple[list[int], bool]:
+    """The toe joints :func:`plant_feet` writes (children of their foot with three rotation channels), and
+    whether a foot or its tip joint has fewer than three (what it holds then misses the sole's height)."""
+    def turns(joint: int) -> int:
+        return sum(c in ROTATION_CHANNELS for c in skeleton.channels[joint])
+
+    toes = [foot.toes for foot in feet
+            if foot.toes is not None and skeleton.parents[foot.toes] == foot.foot and turns(foot.toes) == 3]
+    return toes, any(turns(j) < 3 for foot in feet for j in (foot.foot, foot.tip_joint))
+
+
+def _capped_lift(hip_points: FloatArray, targets: FloatArray, weights: FloatArray, reach: FloatArray,
+                 wanted: FloatArray, up: FloatArray, frame_time: float) -> FloatArray:
+    """The hips' wanted lift, lowered (eased) where a held leg would stretch past its reach."""
+    highest = np.where(weights > 0.0, _lifts(hip_points, targets, reach, up), np.inf).min(axis=1)
+    excess = np.minimum(highest - wanted, 0.0)  # where a held leg would stretch too far (none held: inf)
+    return wanted + _eased_below(excess, CAP_EASE / frame_time)
+
+
+def _planting(shift: float, down: np.ndarray, misses: list[FloatArray], weights: FloatArray, leg: float) -> Planting:
+    """What :func:`plant_feet` reports: the shift, contact frames per foot, held frames missed and the worst."""
     held = [miss[weights[:, s] > 0] for s, miss in enumerate(misses)]
-    missed = sum(int(np.count_nonzero(miss > MISSED * stand.leg)) for miss in held)
-    worst = max([float(miss.max()) / stand.leg for miss in held if miss.size], default=0.0)
-    set_local_rotations(out, changed, fewer_channels)
-    return out, Planting(shift, (int(down[:, 0].sum()), int(down[:, 1].sum())), missed, worst)
+    missed = sum(int(np.count_nonzero(miss > MISSED * leg)) for miss in held)
+    worst = max([float(miss.max()) / leg for miss in held if miss.size], default=0.0)
+    return Planting(shift, (int(down[:, 0].sum()), int(down[:, 1].sum())), missed, worst)
 
 
 @dataclass
@@ -499,6 +543,17 @@ def _hips_wanted(hips: FloatArray, ankles: FloatArray, stance: NDArray[np.bool_]
     if not known.any():
         return np.zeros(len(wanted))
     return _smoothed(np.interp(frames, frames[known], wanted[known]), HIPS_EASE / frame_time)
+
+
+def _eased_below(values: FloatArray, width: float) -> FloatArray:
+    """``values`` ``(F,)`` smoothed (:func:`_smoothed`) after each took the least within the smoothing's
+    reach: smooth, and nowhere above ``values``."""
+    radius = int(np.ceil(3 * width))
+    if radius < 1 or len(values) < 2:
+        return values
+    padded = np.concatenate([np.full(radius, values[0]), values, np.full(radius, values[-1])])
+    least = np.lib.stride_tricks.sliding_window_view(padded, 2 * radius + 1).min(axis=1)
+    return _smoothed(least, width)
 
 
 def _smoothed(values: FloatArray, width: float) -> FloatArray:

@@ -102,6 +102,12 @@ def across(right: FloatArray, up: FloatArray) -> FloatArray:
     return unit(right - (right @ up)[:, None] * up)
 
 
+def feet_points(feet: tuple[Foot, ...], rotations: FloatArray, positions: FloatArray) -> FloatArray:
+    """Heel, ball and tip of each foot ``(F, feet, 3, 3)`` from every joint's world rotations ``(F, J, 3, 3)``
+    and origins ``(F, J, 3)``."""
+    return np.stack([foot.points(lambda j: (rotations[:, j], positions[:, j])) for foot in feet], axis=1)
+
+
 def lowest(points: FloatArray, up: FloatArray, floor: float) -> FloatArray:
     """Height of the lowest of ``points`` ``(F, ..., n, 3)`` above ``floor`` along ``up`` ``(F, ...)``."""
     return np.asarray((points @ up).min(axis=-1) - floor)

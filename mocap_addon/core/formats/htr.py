@@ -37,7 +37,7 @@ import numpy as np
 from ..bones import aligned_frames, choose_tails
 from ..errors import MocapFormatError, MocapWriteError
 from ..files import read_regular_file
-from ..kinematics import rebase
+from ..kinematics import rebase_in_blocks
 from ..model import Clip, Skeleton
 from ..options import HTR_ORDER, HTR_TRANSLATION, HTR_TRANSLATION_READING
 from ..rotations import check_order, euler_to_matrix, matrix_to_euler
@@ -510,7 +510,7 @@ def htr_form(clip: Clip, *, euler_order: str = "ZYX", order_reading: str = "list
     up = np.eye(3)[_AXES.get(clip.up_axis.upper().lstrip("+-"), 1)]
     tails = choose_tails(skeleton.parents, heads, sites, up)
     frames = aligned_frames(heads, tails, rotations, along=_AXES[bone_length_axis])
-    return rebase(clip, frames, [layout] * skeleton.joint_count, rotated)
+    return rebase_in_blocks(clip, frames, [layout] * skeleton.joint_count, rotated)
 
 
 def write_htr(clip: Clip, path: str | os.PathLike[str], *, precision: int = 8, order_reading: str | None = None,

@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 from ..body.contacts import find_contacts
 from ..body.footing import standing
 from ..body.reference import LEG_JOINTS
-from ..body.soles import lowest
+from ..body.soles import feet_points, lowest
 from ..kinematics import forward_kinematics
 from ..model import Clip, Skeleton
 from ..pose import Pose
@@ -91,9 +91,7 @@ def _names(figure: Figure) -> dict[str, str | None]:
 
 
 def _soles(world: World, figure: Figure, up: FloatArray, floor: float) -> FloatArray:
-    rotations, positions = world.rotations, world.positions
-    return np.stack([lowest(foot.points(lambda j: (rotations[:, j], positions[:, j])), up, floor)
-                     for foot in figure.feet()], axis=1)
+    return lowest(feet_points(figure.feet(), world.rotations, world.positions), up, floor)
 
 
 def _flexion(world: World, figure: Figure) -> FloatArray:

@@ -40,13 +40,14 @@ from ..body.footing import angles_to_reach as _angles_to_reach
 from ..body.footing import rotations_about as _rotations_about
 from ..body.identity import same_body
 from ..body.soles import Foot, feet_of
+from ..kinematics import forward_kinematics
 from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, encode_joint
 from ..model import rotation_order as order_of
 from ..naming import CANONICAL_JOINTS, CANONICAL_PARENTS, map_skeleton
 from ..options import BONE_LENGTHS, CANONICAL_FEET, CANONICAL_METHOD, FEET, FREE, HIPS_TRAVEL, PLANTED
 from ..pose import Motion, Pose, as_pose, like
 from ..rotations import FloatArray, axis_matrices, euler_to_matrix
-from ..transforms import compose
+from ..transforms import World, compose
 from ..vectors import dot, unit
 
 REQUIRED = ("hips", "upper_leg_l", "lower_leg_l", "foot_l", "upper_leg_r", "lower_leg_r", "foot_r")
@@ -187,7 +188,8 @@ def _planted(motion: Pose, result: Pose, source: Figure, target: Figure, standin
     """``result`` on the target's floor with its feet held during the source's contacts (see :func:`retarget`)."""
     source_mapping = {motion.skeleton.names[j]: c for c, j in source.canonical.items()}
     target_mapping = {target.skeleton.names[j]: c for c, j in target.canonical.items()}
-    contacts = find_contacts(motion, source_mapping)
+    source_world = forward_kinematics(motion)
+    contacts = find_contacts(motion, source_mapping, world=source_world)
     stand = _prepared(standing_on, "standing",
                       lambda: standing(standing_on, target_mapping, target.world.T @ np.array([0.0, 1.0, 0.0])),
                       target)
@@ -206,7 +208,7 @@ def _planted(motion: Pose, result: Pose, source: Figure, target: Figure, standin
     to_target = turn * (target.leg / source.leg if root == "scale" else 1.0)
     out, planting = plant_feet(result, target_mapping, contacts, stand, to_target, knee_axes,
                                lambda joint, frame: _held(layouts[joint], frame, bone.get(joint)),
-                               target.feet(), _gait(motion, source, contacts, target, standing_on))
+                               target.feet(), _gait(source, contacts, source_world, target, standing_on))
     out.metadata["feet"] = {"mode": PLANTED, "floor_shift": planting.floor_shift,
                             "held_frames": list(planting.held_frames), "missed_frames": planting.missed_frames,
                             "worst_miss": planting.worst_miss}
@@ -219,12 +221,12 @@ def _planted(motion: Pose, result: Pose, source: Figure, target: Figure, standin
     return out
 
 
-def _gait(motion: Pose, source: Figure, contacts: Contacts, target: Figure,
+def _gait(source: Figure, contacts: Contacts, source_world: World, target: Figure,
           standing_on: Clip | Pose | Skeleton) -> Gait:
     """The source's feet's pitch and knees' flexion, frame by frame (see :class:`.footing.Gait`), its feet's
     pitch measured from how they lie flat on its floor onto how the target's do (in its own captures,
     else its reference pose)."""
-    gait = _gait_of(motion, source, contacts.up)
+    gait = _gait_of(source_world, source, contacts.up)
     own = gait.flat(contacts.touching)
     if isinstance(standing_on, Skeleton) or standing_on.frame_count < 2:
         return gait.relative(own, (0.0, 0.0))
@@ -232,8 +234,9 @@ def _gait(motion: Pose, source: Figure, contacts: Contacts, target: Figure,
     def flat() -> tuple[float, float]:
         captures = as_pose(standing_on)
         names = {target.skeleton.names[j]: c for c, j in target.canonical.items()}
-        target_contacts = find_contacts(captures, names)
-        return _gait_of(captures, target, target_contacts.up).flat(target_contacts.touching)
+        placed = forward_kinematics(captures)
+        target_contacts = find_contacts(captures, names, world=placed)
+        return _gait_of(placed, target, target_contacts.up).flat(target_contacts.touching)
 
     return gait.relative(own, _prepared(standing_on, "flat", flat, target))
 
@@ -272,12 +275,9 @@ def skeleton_fingerprint(skeleton: Skeleton) -> str:
     return digest.hexdigest()
 
 
-def _gait_of(motion: Pose, figure: Figure, up: FloatArray) -> Gait:
-    reading = _Source(motion)
-
+def _gait_of(placed: World, figure: Figure, up: FloatArray) -> Gait:
     def world(joint: int) -> tuple[FloatArray, FloatArray]:
-        turns, places = reading.world(joint)
-        return rotations.quaternion_to_matrix(turns), places
+        return rotations.quaternion_to_matrix(placed.quaternions[:, joint]), placed.positions[:, joint]
 
     legs = [tuple(figure.canonical[f"{j}_{side}"] for j in bodies.LEG_JOINTS) for side in "lr"]
     return Gait.of(world, [(a, b, c) for a, b, c in legs], figure.feet(), up)

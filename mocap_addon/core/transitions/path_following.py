@@ -174,10 +174,9 @@ def follow(graph: MotionGraph, clips: Sequence[Clip | Pose], path: ArrayLike, *,
 
 def _smoothed(values: FloatArray, width: int) -> FloatArray:
     """``values`` averaged over ``width`` frames about each (ends held), so a change of steering between
-    stretches is a ramp, not a jerk; the total turn is kept."""
+    stretches is a ramp, not a jerk (never beyond the largest, and turning as far in all but a few frames)."""
     padded = np.concatenate([np.full(width, values[0]), values, np.full(width, values[-1])])
-    averaged = np.convolve(padded, np.ones(width) / width, mode="same")[width:-width]
-    return np.asarray(averaged + (values.sum() - averaged.sum()) / len(values))
+    return np.asarray(np.convolve(padded, np.ones(width) / width, mode="same")[width:-width])
 
 
 class _Search:

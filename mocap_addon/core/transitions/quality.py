@@ -64,17 +64,17 @@ def peak_accelerations(positions: FloatArray, fps: float, window: int) -> FloatA
 
 def transition_accelerations(graph: MotionGraph, clips: Sequence[Clip | Pose], result: Clip | Pose, *,
                              blend_frames: int = 5) -> tuple[FloatArray, FloatArray]:
-    """Peak joint accelerations in the windows around ``result``'s transitions (the blend's length,
-    :func:`.synthesis.blend_length`, before the landing to as long after it) and in every window of that
-    length of the library's clips.
+    """Peak joint accelerations in the windows around ``result``'s transitions (the frames whose
+    acceleration the jump and its blend change: from the frame before the landing to the blend's end,
+    :func:`.synthesis.blend_length`) and in every window of that length of the library's clips.
 
     The rule the synthesis keeps: the 95th percentile of the first is at most the second's.
     """
     blend_frames = blend_length(blend_frames, graph.fps)
-    window = 2 * blend_frames + 1
+    window = blend_frames + 2  # the frames whose acceleration the jump and its blend change
     library = np.concatenate([peak_accelerations(world_positions(graph.canonical(clip, index=k)), graph.fps, window)
                               for k, clip in enumerate(clips)])
     around = peak_accelerations(world_positions(result), graph.fps, window)  # window k: frames k+1 .. k+window
-    starts = np.array([landing - blend_frames - 1 for landing, _, _ in result.metadata["transitions"]], dtype=int)
+    starts = np.array([landing - 2 for landing, _, _ in result.metadata["transitions"]], dtype=int)
     starts = starts[(starts >= 0) & (starts < len(around))]
     return around[starts], library

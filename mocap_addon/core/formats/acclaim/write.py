@@ -11,13 +11,13 @@ import math
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ...bones import choose_tails
 from ...errors import MocapWriteError
-from ...kinematics import local_transforms
+from ...kinematics import FRAME_BLOCK, last_angles, local_transforms
 from ...model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, encode_motion
 from ...rotations import matrix_to_euler
 from ...transforms import rest_pose
@@ -160,7 +160,20 @@ def _asf_skeleton(skeleton: Skeleton, bones: _Bones, is_dummy: np.ndarray, axes:
 
 def _asf_motion(clip: Clip, target: Skeleton, bones: _Bones, is_dummy: np.ndarray, rotations: np.ndarray,
                 axes: np.ndarray) -> np.ndarray:
-    """The clip's motion as channels of the ASF bones: the same world rotations under the bones' axes."""
+    """The clip's motion as channels of the ASF bones: the same world rotations under the bones' axes,
+    encoded a block of frames at a time (each continuing from the last), so a long take's per-frame
+    matrices are never held whole."""
+    blocks: list[np.ndarray] = []
+    for first in range(0, max(clip.frame_count, 1), FRAME_BLOCK):
+        part = replace(clip, motion=clip.motion[first:first + FRAME_BLOCK])
+        reference = None if not blocks else last_angles(target, blocks[-1][-1])
+        blocks.append(_asf_motion_block(part, target, bones, is_dummy, rotations, axes, reference))
+    return np.concatenate(blocks)
+
+
+def _asf_motion_block(clip: Clip, target: Skeleton, bones: _Bones, is_dummy: np.ndarray, rotations: np.ndarray,
+                      axes: np.ndarray, reference: np.ndarray | None) -> np.ndarray:
+    """:func:`_asf_motion` for one block of frames, its angles starting nearest ``reference``."""
     skeleton = clip.skeleton
     rotation, translation, scales = local_transforms(clip)
     dropped = [j for j, c in enumerate(skeleton.channels) if "s" in c]
@@ -181,7 +194,7 @@ def _asf_motion(clip: Clip, target: Skeleton, bones: _Bones, is_dummy: np.ndarra
         step = translation[:, old] - (target.offsets[parent] if dummy_parent else 0.0)
         moved = step - target.offsets[joint]
         channel_translation[:, joint] = moved if parent < 0 else moved @ target.rest_rotations[joint]
-    return encode_motion(target, frame_rotation, channel_translation)
+    return encode_motion(target, frame_rotation, channel_translation, reference=reference)
 
 
 def _listed_angles(matrices: np.ndarray, order: str = "XYZ") -> np.ndarray:
