@@ -12,6 +12,7 @@ what the process held before it.  Runs alternate floor and build ``--repeat`` ti
 best build with the best floor (and the medians).  Not a test.
 
     python scripts/bench_transitions.py [--frames 10000 13000 30000] [--repeat 2] [--no-contacts]
+                                        [--matching auto|dense|search]
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ CHILD = r"""
 import json, sys, time
 import numpy as np
 sys.path.insert(0, sys.argv[1])
-task, frames, contacts, files = sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5:]
+task, frames, contacts, matching, files = sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5], sys.argv[6:]
 
 
 def peak_kb():
@@ -65,7 +66,12 @@ if task == "floor":
 
 from mocap_addon.core import load
 from mocap_addon.core.timing import resample
-from mocap_addon.core.transitions import build
+from mocap_addon.core.transitions import build, nearest
+
+if matching == "dense":
+    nearest.tree_class = lambda: None
+elif matching == "search":
+    nearest.DENSE_BELOW = 2.0  # search whatever the library's density
 
 library = []
 for path in files:
@@ -90,9 +96,9 @@ print(json.dumps({"seconds": seconds, "mb": (peak_kb() - before) / 1024, "frames
 """
 
 
-def run(task: str, frames: int, contacts: bool, files: list[str]) -> dict[str, float]:
+def run(task: str, frames: int, contacts: bool, files: list[str], matching: str = "auto") -> dict[str, float]:
     result = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), task, str(frames), "1" if contacts else "0",
-                             *files], capture_output=True, text=True, check=False)
+                             matching, *files], capture_output=True, text=True, check=False)
     if result.returncode:
         raise SystemExit(f"{task} at {frames} frames failed:\n{result.stderr}")
     return dict(json.loads(result.stdout.strip().splitlines()[-1]))
@@ -103,9 +109,12 @@ def main() -> None:
     parser.add_argument("--frames", type=int, nargs="+", default=[10000, 13000, 30000])
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--no-contacts", action="store_true", help="build without the contact rule")
+    parser.add_argument("--matching", choices=("auto", "dense", "search"), default="auto",
+                        help="all against all, the nearest-neighbour search, or as build chooses (default)")
     args = parser.parse_args()
     files = [str(CORPUS / f) for f in CAPTURES] if CORPUS.is_dir() else [str(ROOT / f) for f in SAMPLES]
-    print(f"library: {len(files)} captures x 3 speeds ({'corpus' if CORPUS.is_dir() else 'bundled samples'}), "
+    print(f"matching {args.matching}; library: {len(files)} captures x 3 speeds "
+          f"({'corpus' if CORPUS.is_dir() else 'bundled samples'}), "
           f"contacts {'off' if args.no_contacts else 'on'}; {time.strftime('%Y-%m-%d %H:%M')}")
     print("| frames | fps | clips | build s (best, median) | floor s (best, median) | ratio best | ratio median "
           "| build MB | floor MB | transitions | between clips | kept |")
@@ -114,7 +123,7 @@ def main() -> None:
         floors, builds = [], []
         for _ in range(args.repeat):
             floors.append(run("floor", frames, False, []))
-            builds.append(run("build", frames, not args.no_contacts, files))
+            builds.append(run("build", frames, not args.no_contacts, files, args.matching))
         build_s = [b["seconds"] for b in builds]
         floor_s = [f["seconds"] for f in floors]
         last = builds[-1]

@@ -135,9 +135,10 @@ def render_live(bpy, out: Path, width: int = 640, height: int = 360, mixes=MIXES
     settings = live.mocap_live
     set_up_render(bpy, width, height)
     corners = [settings.envelope.matrix_world @ Vector(corner) for corner in settings.envelope.bound_box]
-    low = [min(c[axis] for c in corners) - 3 * figure for axis in (0, 1)]
-    high = [max(c[axis] for c in corners) + 3 * figure for axis in (0, 1)]
+    low = [min(c[axis] for c in corners) - 30 * figure for axis in (0, 1)]  # to the horizon
+    high = [max(c[axis] for c in corners) + 30 * figure for axis in (0, 1)]
     camera = stage(bpy, live, (low, high))
+    camera.data.clip_end = 100 * figure
     scene = bpy.context.scene
     out.mkdir(parents=True, exist_ok=True)
     written = []

@@ -273,11 +273,12 @@ def test_panel_draws_inputs_and_the_results_tools(clips):
         layout = Layout(bpy, drawn)
 
     VIEW3D_PT_mocap_blend.draw(Panel(), bpy.context)
-    assert drawn == ["clip_a", "clip_b", "mix", "offset", "align", "root", "mask", "feet", "mocap.blend"]
+    assert drawn == ["clip_a", "clip_b", "mix", "offset", "align", "root", "mask", "feet", "use_frame_range",
+                     "frame_start", "frame_end", "mocap.blend"]
     assert bpy.ops.mocap.blend(clip_a=A, clip_b=B) == {"FINISHED"}
     drawn.clear()
     VIEW3D_PT_mocap_blend.draw(Panel(), bpy.context)
-    assert drawn[9:] == ["mix", "mocap.blend_update", "bone", "count", "mocap.envelope", "target", "mocap.solve_mix"]
+    assert drawn[12:] == ["mix", "mocap.blend_update", "bone", "count", "mocap.envelope", "target", "mocap.solve_mix"]
 
 
 def test_blend_defaults_to_the_selection_and_says_which_clip_has_no_action(clips):

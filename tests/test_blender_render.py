@@ -29,6 +29,19 @@ def hue_saturation(pixels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return hsv[..., 0], hsv[..., 1]
 
 
+def figure_box(bpy) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The pixel box (top-left, bottom-right) around the live rig's bones as the scene's camera sees them."""
+    from bpy_extras.object_utils import world_to_camera_view
+
+    scene, live = bpy.context.scene, bpy.data.objects["walk_turn_live"]
+    ends = [live.matrix_world @ point for bone in live.pose.bones for point in (bone.head, bone.tail)]
+    seen = np.array([world_to_camera_view(scene, scene.camera, point)[:2] for point in ends])
+    pixels = seen * (WIDTH, HEIGHT)
+    margin = 0.03 * HEIGHT  # the body's thickness around its bones
+    (left, low), (right, high) = pixels.min(axis=0) - margin, pixels.max(axis=0) + margin
+    return (int(left), int(HEIGHT - high)), (int(np.ceil(right)), int(np.ceil(HEIGHT - low)))
+
+
 def share(mask: np.ndarray) -> float:
     return float(mask.mean())
 
@@ -51,9 +64,11 @@ def test_the_render_shows_the_figure_and_the_highlighted_path(addon, tmp_path):
     skin = bright & (np.abs(hue - body_hue) < 0.09) & (saturation > 0.15)
     orange = bright & (np.abs(hue - orange_hue) < 0.05) & (saturation > 0.4)
     blue = bright & (np.abs(hue - blue_hue) < 0.05) & (saturation > 0.25)
-    middle = skin[HEIGHT // 4: 3 * HEIGHT // 4, WIDTH // 4: 3 * WIDTH // 4]  # the camera aims at the hips
-    assert share(middle) > 0.02, "the figure's body shows around the image's centre"
-    assert share(skin) < 0.3  # and it is a figure, not a wash of one colour
+    (left, top), (right, bottom) = figure_box(bpy)
+    assert 0 <= left < right <= WIDTH and 0 <= top < bottom <= HEIGHT, "the camera sees the whole figure"
+    inside = skin[top:bottom, left:right]
+    assert share(inside) > 0.01, "the figure's body shows where its bones are"
+    assert inside.sum() > 0.8 * skin.sum()  # and nowhere else
     assert share(orange) > 0.002, "the current mix's path shows"
     assert share(blue) > share(orange) / 4, "the other mixes' paths show"
     assert share(bright & ~skin & ~orange & ~blue) > 0.1  # floor and sky around them

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.blender_helpers import pose_heads
+from tests.blender_helpers import armature_from_bones, pose_heads
 from tests.conftest import SAMPLES
 
 pytestmark = pytest.mark.blender
@@ -171,3 +171,76 @@ def test_a_failed_poll_says_what_is_missing(addon, name):
     bpy = addon
     with pytest.raises(RuntimeError, match=POLLS[name]):
         getattr(bpy.ops.mocap, name)()
+
+
+def hips_heads(bpy, obj, frames, bone: str) -> np.ndarray:
+    heads, names = pose_heads(bpy, obj, frames)
+    return heads[:, names.index(bone)]
+
+
+def test_in_place_removes_the_hips_travel_over_the_ground(addon):
+    """Item 9: root="in_place": at most 1 % of the source's travel left, the hips' height kept."""
+    bpy = addon
+    walk, rig = imported(bpy, WALK), imported(bpy, JOG, "rig")
+    frames = range(1, 121)
+    source = hips_heads(bpy, walk, frames, "Hips")
+    assert bpy.ops.mocap.retarget(source=walk.name, target="rig", root="SCALE") == {"FINISHED"}
+    scaled = hips_heads(bpy, rig, frames, "mixamorig:Hips")
+    assert bpy.ops.mocap.retarget(source=walk.name, target="rig", root="IN_PLACE") == {"FINISHED"}
+    in_place = hips_heads(bpy, rig, frames, "mixamorig:Hips")
+    travel = np.linalg.norm(source[:, :2] - source[0, :2], axis=1).max()
+    left = np.linalg.norm(in_place[:, :2] - in_place[0, :2], axis=1).max()
+    assert travel > 1.0 and left <= 0.01 * travel
+    np.testing.assert_allclose(in_place[:, 2], scaled[:, 2], atol=1e-4)  # up and down as before
+
+
+def rig_with_root(bpy, name: str):
+    """The retarget tests' Mixamo rig with a root bone on the ground above its hips."""
+    from tests.test_blender_retarget import RIG, bone_name
+
+    rows = [(n.replace("Left", side), p and p.replace("Left", side), (sign * h[0], *h[1:]), (sign * t[0], *t[1:]))
+            for side, sign in (("Left", 1), ("Right", -1)) for n, p, h, t in RIG
+            if n.startswith("Left") or side == "Left"]
+    bones = [("root", None, (0, 0, 0), (0, 0.3, 0), 0.0)]
+    bones += [(bone_name("mixamo", n), bone_name("mixamo", p) if p else "root", h, t, 0.0) for n, p, h, t in rows]
+    return armature_from_bones(bpy, name, bones)
+
+
+def test_to_root_bone_puts_the_travel_on_the_root(addon):
+    """Item 9: root="to_root_bone": the root bone follows the hips over the ground (on the ground), the hips
+    stay where "scale" puts them; a rig without a bone above the hips is refused."""
+    bpy = addon
+    walk = imported(bpy, WALK)
+    plain, rooted = rig_with_root(bpy, "plain"), rig_with_root(bpy, "rooted")
+    frames = range(1, 121)
+    assert bpy.ops.mocap.retarget(source=walk.name, target="plain", root="SCALE") == {"FINISHED"}
+    assert bpy.ops.mocap.retarget(source=walk.name, target="rooted", root="TO_ROOT_BONE") == {"FINISHED"}
+    heads, names = pose_heads(bpy, rooted, frames)
+    root, hips = heads[:, names.index("root")], heads[:, names.index("mixamorig:Hips")]
+    np.testing.assert_allclose(root[:, :2], hips[:, :2], atol=1e-4)
+    np.testing.assert_allclose(root[:, 2], 0.0, atol=1e-5)
+    assert np.linalg.norm(root[:, :2] - root[0, :2], axis=1).max() > 0.5  # it travels
+    below = [j for j, name in enumerate(names) if name != "root"]
+    np.testing.assert_allclose(heads[:, below], pose_heads(bpy, plain, frames)[0][:, below], atol=1e-4)
+    with pytest.raises(RuntimeError, match="no bone above it to carry the root motion"):
+        bpy.ops.mocap.retarget(source=walk.name, target=imported(bpy, JOG, "rootless").name, root="TO_ROOT_BONE")
+
+
+def test_a_frame_range_uses_those_frames_of_the_source(addon):
+    """Item 10: Start/End on retarget and blend: the result spans those frames and equals the whole run there."""
+    bpy = addon
+    walk, jog, rig = imported(bpy, WALK), imported(bpy, JOG), imported(bpy, JOG, "rig")
+    assert bpy.ops.mocap.retarget(source=walk.name, target="rig", feet="FREE") == {"FINISHED"}
+    whole = pose_heads(bpy, rig, range(31, 91))[0]
+    assert bpy.ops.mocap.retarget(source=walk.name, target="rig", feet="FREE", use_frame_range=True,
+                                  frame_start=31, frame_end=90) == {"FINISHED"}
+    assert rig.animation_data.action.frame_range[:] == (31.0, 90.0)
+    # the same to float32 (the source's twists are measured over the frames used: 2e-6 of the figure here)
+    np.testing.assert_allclose(pose_heads(bpy, rig, range(31, 91))[0], whole, atol=1e-5 * np.ptp(whole))
+    assert bpy.ops.mocap.blend(clip_a=walk.name, clip_b=jog.name, feet="FREE", use_frame_range=True,
+                               frame_start=11, frame_end=50) == {"FINISHED"}
+    result = bpy.data.objects[f"{WALK}_blend"]
+    assert result.animation_data.action.frame_range[:] == (11.0, 50.0)
+    assert result.data.mocap_blend.use_frame_range and result.data.mocap_blend.frame_end == 50
+    with pytest.raises(RuntimeError, match="hold none of the source's 1-120"):
+        bpy.ops.mocap.retarget(source=walk.name, target="rig", use_frame_range=True, frame_start=200, frame_end=300)

@@ -4,12 +4,14 @@ bad arguments.  Each ends in one clear line, within seconds, with nothing lost a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -207,3 +209,34 @@ def test_a_scheduler_that_is_no_address_gives_one_line(tmp_path):
     done = cli("batch", str(WALK), "-o", str(tmp_path / "o"), "--to", "bvh", "--scheduler", "nonsense")
     assert done.returncode == 2 and done.stderr.startswith("error: --scheduler nonsense")
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+def test_a_take_past_its_time_limit_fails_alone_off_the_main_thread(tmp_path, monkeypatch):
+    """Dask runs takes on worker threads, where no timer signal reaches: the limit holds there too."""
+    library = two_takes(tmp_path)
+    staging = tmp_path / "out" / ".staging"
+    staging.mkdir(parents=True)
+    job = plan([str(library / "walk.bvh")], str(tmp_path / "out"), "bvh")[0]
+
+    def endless(*args, **kwargs):
+        while True:
+            with contextlib.suppress(Exception):  # a take's own broad handler must not swallow the limit
+                time.sleep(0.01)
+
+    monkeypatch.setattr(convert, "load", endless)
+    outcomes = []
+    started = time.monotonic()
+    worker = threading.Thread(target=lambda: outcomes.append(
+        convert_job(job, Settings(to="bvh"), str(staging), timeout=0.3)))
+    worker.start()
+    worker.join(10)
+    assert not worker.is_alive() and time.monotonic() - started < 5
+    assert outcomes[0].status == "error" and outcomes[0].error == "walk.bvh: took longer than 0.3 s (--timeout)"
+    monkeypatch.undo()
+    quick = job  # the first try left nothing behind
+    worker = threading.Thread(target=lambda: outcomes.append(
+        convert_job(quick, Settings(to="bvh"), str(staging), timeout=0.5)))
+    worker.start()
+    worker.join(10)
+    time.sleep(0.7)  # past the limit: a take that ended in time is not interrupted afterwards
+    assert (outcomes[1].status, outcomes[1].error) == ("ok", None) and worker.is_alive() is False

@@ -75,7 +75,12 @@ BONE_LENGTHS = Choice("lengths", "Lengths", "Whose bone lengths the canonical sk
     Item("source", "Source's", "The motion's own bone lengths")), default="reference")
 HIPS_TRAVEL = Choice("root", "Root", "How far the hips travel on the target", (
     Item("scale", "Scale by Legs", "Hips travel scaled by the ratio of leg lengths"),
-    Item("keep", "Keep", "Hips travel copied as it is")), default="scale")
+    Item("keep", "Keep", "Hips travel copied as it is"),
+    Item("in_place", "In Place", "Hips travel over the ground removed, scaled travel's height kept (game engines "
+                                 "move the character themselves)"),
+    Item("to_root_bone", "To Root Bone", "Hips travel over the ground carried by the bone above the hips (the "
+                                         "rig's root), the hips keeping only what is relative to it")),
+    default="scale")
 
 # Blending (core.blend) ---------------------------------------------------------------------------------------------
 

@@ -7,21 +7,25 @@ from typing import TYPE_CHECKING
 
 import bpy
 
+from .frame_range import FrameRange, in_range
+
 if TYPE_CHECKING:
     from ...core import Pose
 
-def retargeted(source: bpy.types.Object, target: bpy.types.Object, root: str, feet: str) -> Pose:
-    """``source``'s action on ``target``'s skeleton (core ``retarget``, ``root`` and ``feet`` its ids), with
-    both armatures' stored bone mappings and reference poses.  What the target plays now never changes the
-    result: its rest (or stored reference pose), and for a rig imported here the captures it came with (its
-    floor, how its bones twist)."""
+
+def retargeted(source: bpy.types.Object, target: bpy.types.Object, root: str, feet: str,
+               frames: FrameRange | None = None) -> Pose:
+    """``source``'s action (its ``frames`` where given) on ``target``'s skeleton (core ``retarget``, ``root``
+    and ``feet`` its ids), with both armatures' stored bone mappings and reference poses.  What the target
+    plays now never changes the result: its rest (or stored reference pose), and for a rig imported here the
+    captures it came with (its floor, how its bones twist)."""
     from ...core.retarget.transfer import retarget
     from .bone_mapping import armature_mapping
     from .import_record import captured_action
     from .motion import armature_pose, armature_skeleton
     from .reference_pose import reference_rotations
 
-    pose = armature_pose(source)
+    pose = armature_pose(source) if frames is None else in_range(armature_pose(source), frames)
     captures = captured_action(target)
     onto = armature_skeleton(target) if captures is None else armature_pose(target, captures)
     return retarget(pose, onto, mapping=armature_mapping(source), target_mapping=armature_mapping(target),

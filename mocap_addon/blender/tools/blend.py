@@ -22,8 +22,9 @@ from bpy.props import FloatProperty, IntProperty, PointerProperty, StringPropert
 
 from ..bridge.animation import curves_by_path, sample_fcurve
 from ..bridge.armature import armature_data, armature_named, is_armature, named_or_selected, pose_bones, rig_copy
-from ..bridge.blend_inputs import BLEND_OPTIONS, BlendOptions, Prepared, clip_to_world, first_frame, prepare_blend
+from ..bridge.blend_inputs import BLEND_OPTIONS, BlendOptions, Prepared, clip_to_world, prepare_blend
 from ..bridge.compat import add_properties, assign_action, remove_properties, run_time_property
+from ..bridge.frame_range import FrameRange, in_range
 from ..bridge.progress import Progress
 from ..bridge.rollback import nothing_left_behind
 from ..bridge.sidebar import SidebarPanel
@@ -40,14 +41,14 @@ def _is_empty(self: Any, obj: bpy.types.Object) -> bool:
     return obj.type == "EMPTY"
 
 
-class _BlendOptions(BlendOptions):
+class _BlendOptions(BlendOptions, FrameRange):
     """How A and B are blended, besides which they are: the blend operator's and :class:`MocapBlendSettings`'."""
 
     mix: FloatProperty(name="Mix", default=0.5, soft_min=0.0, soft_max=1.0,
                        description="0 is A, 1 is B; key it over time for a mix profile")
 
 
-OPTIONS = ("mix", *BLEND_OPTIONS)
+OPTIONS = ("mix", *BLEND_OPTIONS, *FrameRange.__annotations__)  # the frame range: A's frames used
 
 
 class MocapBlendSettings(_BlendOptions, bpy.types.PropertyGroup):
@@ -93,6 +94,13 @@ def _mix_profile(result: bpy.types.Object | None, frames: np.ndarray, mix: float
     return mix if curve is None else sample_fcurve(curve, frames)
 
 
+def _prepare(clip_a: bpy.types.Object, clip_b: bpy.types.Object, settings: _BlendOptions) -> Prepared:
+    """:func:`prepare_blend`, A cut to the settings' frame range (the result spans A's frames used)."""
+    prepared = prepare_blend(clip_a, clip_b, settings)
+    prepared.a = in_range(prepared.a, settings)
+    return prepared
+
+
 def bake(context: bpy.types.Context, clip_a: bpy.types.Object, clip_b: bpy.types.Object,
          settings: _BlendOptions, result: bpy.types.Object | None,
          prepared: Prepared | None = None) -> bpy.types.Object:
@@ -105,10 +113,10 @@ def bake(context: bpy.types.Context, clip_a: bpy.types.Object, clip_b: bpy.types
     from ...core.blend.mixing import blend
 
     with Progress(context) as progress:
-        prepared = prepare_blend(clip_a, clip_b, settings) if prepared is None else prepared
+        prepared = _prepare(clip_a, clip_b, settings) if prepared is None else prepared
         progress.update(0.3)
         a = prepared.a
-        first = first_frame(clip_a)
+        first = a.start_frame
         frames = first + np.arange(a.frame_count, dtype=np.float64)
         mixed = blend(a, prepared.b, _mix_profile(result, frames, settings.mix), **prepared.options)
         progress.update(0.7)
@@ -239,7 +247,7 @@ class MOCAP_OT_envelope(_OnBlendResult):
         mixes = np.linspace(0.0, 1.0, self.count)
         try:
             bone = _bone_of(result, self.bone)
-            prepared = prepare_blend(settings.clip_a, settings.clip_b, settings)
+            prepared = _prepare(settings.clip_a, settings.clip_b, settings)
             paths = envelope(prepared.a, prepared.b, bone, mixes, **prepared.options)
             with nothing_left_behind(bpy.data.curves, bpy.data.collections):
                 collection = _envelope_collection(context, f"{result.name}_envelope")
@@ -302,8 +310,8 @@ class MOCAP_OT_solve_mix(_OnBlendResult):
         try:
             bone = _bone_of(result, self.bone)
             goal = self._goal(context)
-            prepared = prepare_blend(settings.clip_a, settings.clip_b, settings)
-            index = frame - first_frame(settings.clip_a)
+            prepared = _prepare(settings.clip_a, settings.clip_b, settings)
+            index = frame - prepared.a.start_frame
             if not 0 <= index < prepared.a.frame_count:
                 raise ValueError(f"frame {frame} is outside A's frames")
             world = clip_to_world(result)

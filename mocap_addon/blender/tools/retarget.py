@@ -22,6 +22,7 @@ from ..bridge.armature_to_clip import armature_action
 from ..bridge.bone_mapping import armature_mapping
 from ..bridge.choices import chosen, enum_property
 from ..bridge.compat import add_properties, remove_properties, run_time_property
+from ..bridge.frame_range import FrameRange
 from ..bridge.progress import Progress
 from ..bridge.reference_pose import clear_reference_pose, has_reference_pose, reference_rotations, store_reference_pose
 from ..bridge.retarget_inputs import retargeted
@@ -44,7 +45,7 @@ class _CanonicalOptions:
     lengths: enum_property(BONE_LENGTHS)
 
 
-class MOCAP_OT_retarget(_RootOption, bpy.types.Operator):
+class MOCAP_OT_retarget(_RootOption, FrameRange, bpy.types.Operator):
     """Write the source armature's action onto the target armature as a new action"""
 
     bl_idname = "mocap.retarget"
@@ -77,7 +78,7 @@ class MOCAP_OT_retarget(_RootOption, bpy.types.Operator):
             return {"CANCELLED"}
         try:
             with Progress(context) as progress:
-                result = retargeted(source, target, chosen(HIPS_TRAVEL, self.root), chosen(FEET, self.feet))
+                result = retargeted(source, target, chosen(HIPS_TRAVEL, self.root), chosen(FEET, self.feet), self)
                 progress.update(0.5)
                 with nothing_left_behind():
                     action = write_pose(target, result, name=f"{source_action.name} on {target.name}",
@@ -168,7 +169,7 @@ class MOCAP_OT_set_reference_pose(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class MOCAP_PG_retarget(_RootOption, _CanonicalOptions, bpy.types.PropertyGroup):
+class MOCAP_PG_retarget(_RootOption, FrameRange, _CanonicalOptions, bpy.types.PropertyGroup):
     """The Retarget panel's choices, kept on the scene."""
 
     source: PointerProperty(type=bpy.types.Object, name="Source", poll=is_armature,
@@ -191,14 +192,15 @@ class VIEW3D_PT_mocap_retarget(SidebarPanel):
         column = layout.column(align=True)
         column.prop(settings, "source")
         column.prop(settings, "target")
-        column.prop(settings, "root")
-        column.prop(settings, "feet")
+        for name in ("root", "feet", *FrameRange.__annotations__):
+            column.prop(settings, name)
         row = layout.row()
         row.enabled = settings.source is not None and settings.target is not None
         operator = row.operator(MOCAP_OT_retarget.bl_idname, icon="ARMATURE_DATA")
         operator.source = settings.source.name if settings.source else ""
         operator.target = settings.target.name if settings.target else ""
-        operator.root, operator.feet = settings.root, settings.feet
+        for name in ("root", "feet", *FrameRange.__annotations__):
+            setattr(operator, name, getattr(settings, name))
         obj = context.active_object
         if obj is None or obj.type != "ARMATURE":
             layout.label(text="Select an armature for the tools below")

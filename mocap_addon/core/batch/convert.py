@@ -12,6 +12,7 @@ time untouched) unless the batch was asked to redo everything.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import filecmp
 import functools
 import os
@@ -101,14 +102,19 @@ def convert_job(job: Job, settings: Settings, staging: str, *, replace: bool = F
 
 @contextlib.contextmanager
 def _time_limit(seconds: float | None) -> Iterator[None]:
-    """Raise :class:`TakeTimedOut` in the block once ``seconds`` have passed (a real-time timer; nothing
-    where signals cannot be used: off the main thread, or without ``setitimer``)."""
-    if seconds is None or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+    """Raise :class:`TakeTimedOut` in the block once ``seconds`` have passed: a real-time timer's signal on the
+    main thread, else (a Dask worker's thread) the exception set on the thread from a watching timer, which
+    Python raises at the thread's next bytecode (a long numpy call finishes first)."""
+    if seconds is None:
         yield
+        return
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        with _thread_time_limit(seconds):
+            yield
         return
 
     def expired(signum: int, frame: object) -> None:
-        raise TakeTimedOut(f"took longer than {seconds:g} s (--timeout)")
+        raise TakeTimedOut(_timed_out(seconds))
 
     previous = signal.signal(signal.SIGALRM, expired)
     signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -117,6 +123,41 @@ def _time_limit(seconds: float | None) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@contextlib.contextmanager
+def _thread_time_limit(seconds: float) -> Iterator[None]:
+    """:func:`_time_limit` off the main thread: a timer thread raises :class:`TakeTimedOut` in this one."""
+    thread_id = threading.get_ident()
+    state = threading.Lock()  # held while the block runs; the timer raises only while it can take it from us
+    inside = [True]
+
+    def expire() -> None:
+        with state:
+            if inside[0]:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(_Expired))
+
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        try:
+            yield
+        finally:
+            with state:
+                inside[0] = False
+            timer.cancel()
+    except _Expired:  # in the block, or delivered just as it ended: the take reached its limit
+        raise TakeTimedOut(_timed_out(seconds)) from None
+
+
+class _Expired(BaseException):
+    """Raised asynchronously in a worker thread whose take ran out of time (a BaseException, so that no
+    ``except Exception`` in the take's code swallows it)."""
+
+
+def _timed_out(seconds: float) -> str:
+    return f"took longer than {seconds:g} s (--timeout)"
 
 
 def _convert_into(outcome: Outcome, job: Job, settings: Settings, staging: str, replace: bool,

@@ -49,6 +49,7 @@ from ..pose import Motion, Pose, as_pose, like
 from ..rotations import FloatArray, axis_matrices, euler_to_matrix
 from ..transforms import World, compose
 from ..vectors import dot, unit
+from .root_motion import ROOT_MOTION, move_root
 
 REQUIRED = ("hips", "upper_leg_l", "lower_leg_l", "foot_l", "upper_leg_r", "lower_leg_r", "foot_r")
 LIMB_JOINTS = tuple(f"{part}_{side}" for side in "lr" for part in ("clavicle", "upper_arm", "lower_arm", "hand",
@@ -180,7 +181,12 @@ def retarget(clip: Motion, target: Skeleton | Clip | Pose, *, mapping: Mapping[s
     metadata.update(warnings=_unmapped_limbs(motion, source, target_figure),
                     retargeted_from=clip.metadata.get("source"))
     result = _transfer(motion, source, target_figure, root, unit, up, metadata)
-    return like(clip, _planted(motion, result, source, target_figure, target, root) if feet == PLANTED else result)
+    if feet == PLANTED:
+        result = _planted(motion, result, source, target_figure, target, root)
+    if root in ROOT_MOTION:
+        up_axis = target_figure.world.T @ np.array([0.0, 1.0, 0.0])
+        result = move_root(result, target_figure.canonical["hips"], up_axis, root)
+    return like(clip, result)
 
 
 def _planted(motion: Pose, result: Pose, source: Figure, target: Figure, standing_on: Clip | Pose | Skeleton,
@@ -205,7 +211,7 @@ def _planted(motion: Pose, result: Pose, source: Figure, target: Figure, standin
                  for side in "lr"}
     bone = _bone_vectors(target)
     layouts = target.skeleton.channels
-    to_target = turn * (target.leg / source.leg if root == "scale" else 1.0)
+    to_target = turn * (target.leg / source.leg if root != "keep" else 1.0)
     out, planting = plant_feet(result, target_mapping, contacts, stand, to_target, knee_axes,
                                lambda joint, frame: _held(layouts[joint], frame, bone.get(joint)),
                                target.feet(), _gait(source, contacts, source_world, target, standing_on))
@@ -850,7 +856,7 @@ def _placed(reading: _Source, source: Figure, target: Figure, world: Callable[[i
         parent = parents[joint]
         positions[joint] = local[joint] if parent < 0 else positions[parent] + grown[step - 1] * (
             rotations.quaternion_rotate(world(parent), local[joint]))
-    to_target = target.world.T @ source.world * (target.leg / source.leg if root == "scale" else 1.0)
+    to_target = target.world.T @ source.world * (target.leg / source.leg if root != "keep" else 1.0)
     driven = [j for j in path if j in pairs]
     moves = [any(c in TRANSLATION_CHANNELS for c in layout) for layout in skeleton.channels]
     carried: dict[int, FloatArray] = {}
