@@ -25,7 +25,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mocap_addon.core import Clip, load, world_positions
+from mocap_addon.core import Clip, Pose, load, world_positions
 from mocap_addon.core.naming import CANONICAL_JOINTS, CANONICAL_PARENTS
 from mocap_addon.core.rotations import quaternion_to_matrix
 from mocap_addon.core.transitions import MotionGraph, build, follow, plot, synthesize, transition_steps
@@ -71,7 +71,7 @@ def sticks(graph: MotionGraph, result: Clip, path: Path, count: int = 4) -> None
     from matplotlib.figure import Figure
 
     positions = world_positions(result)
-    forward = quaternion_to_matrix(result.pose().rotations[:, 0])[:, :, 2] * [1.0, 0.0, 1.0]  # the hips' forward
+    forward = quaternion_to_matrix(Pose.of(result).rotations[:, 0])[:, :, 2] * [1.0, 0.0, 1.0]  # the hips' forward
     facing = forward / np.maximum(np.linalg.norm(forward, axis=1, keepdims=True), 1e-9)
     parents = [CANONICAL_JOINTS.index(CANONICAL_PARENTS[n] or n) if CANONICAL_PARENTS[n] else -1
                for n in CANONICAL_JOINTS]

@@ -527,17 +527,17 @@ def test_poses_blend_as_their_clips(halves, options):
     a, b = halves
     b = part(turned(b, 40.0, [20.0, 0.0, 5.0]), 0, 55)
     profile = np.linspace(-0.2, 1.1, a.frame_count)
-    expected = blend(a, b, profile, **options).pose()
-    for first, second in ((a.pose(), b.pose()), (a.pose(), b)):
+    expected = Pose.of(blend(a, b, profile, **options))
+    for first, second in ((Pose.of(a), Pose.of(b)), (Pose.of(a), b)):
         found = blend(first, second, profile, **options)
         assert isinstance(found, Pose) and found.rotations.shape == (a.frame_count, a.skeleton.joint_count, 4)
         assert same_rotations(found.rotations, expected.rotations) < 1e-7
         np.testing.assert_allclose(found.translations, expected.translations, atol=1e-9 * extent(a))
     hand = a.skeleton.index("RightHand")
-    np.testing.assert_allclose(envelope(a.pose(), b.pose(), hand, [0.3, 0.9], **options),
+    np.testing.assert_allclose(envelope(Pose.of(a), Pose.of(b), hand, [0.3, 0.9], **options),
                                envelope(a, b, hand, [0.3, 0.9], **options), atol=1e-9 * extent(a))
     target = world_positions(blend(a, b, 0.37, **options))[20, hand]
-    assert abs(solve_mix(a.pose(), b.pose(), hand, 20, target, **options)[0] - 0.37) < 1e-4
+    assert abs(solve_mix(Pose.of(a), Pose.of(b), hand, 20, target, **options)[0] - 0.37) < 1e-4
 
 
 def test_a_blend_holds_only_what_the_channels_hold(halves):
@@ -552,18 +552,19 @@ def test_a_blend_holds_only_what_the_channels_hold(halves):
         b.motion[:, rotation_columns(b, b.skeleton.index(name))] += rng.uniform(-90, 90, (1, 3))[:, :len(
             rotation_columns(b, b.skeleton.index(name)))]
     b.skeleton.offsets = b.skeleton.offsets * 1.2  # another body under the same names
-    expected = blend(a, b, 0.5).pose()
-    raw = a.pose().toward(b.pose(), np.full((a.frame_count, a.skeleton.joint_count), 0.5))
+    expected = Pose.of(blend(a, b, 0.5))
+    raw = Pose.of(a).toward(Pose.of(b), np.full((a.frame_count, a.skeleton.joint_count), 0.5))
     assert same_rotations(raw.rotations, expected.rotations) > 1e-3  # the slerp alone turns about lost axes
     forearm = a.skeleton.index("LeftForeArm")  # and moves joints that cannot move, halfway to b's offsets
     np.testing.assert_allclose(raw.translations[:, forearm] - expected.translations[:, forearm],
                                np.broadcast_to(0.1 * a.skeleton.offsets[forearm], (a.frame_count, 3)), atol=1e-9)
-    found = blend(a.pose(), b.pose(), 0.5)
+    found = blend(Pose.of(a), Pose.of(b), 0.5)
     assert same_rotations(found.rotations, expected.rotations) < 1e-7
     np.testing.assert_allclose(found.translations, expected.translations, atol=1e-9 * extent(a))
     np.testing.assert_array_equal(found.scale_values(), expected.scale_values())
 
 
+@pytest.mark.slow
 def test_a_pose_a_lends_its_first_frame_to_a_retarget():
     """B on another skeleton is retargeted onto A's first frame (bone vectors held in the frames, as in
     Maya's HTR), whether A is a clip or a pose, and whether B is a clip or a pose."""
@@ -573,8 +574,8 @@ def test_a_pose_a_lends_its_first_frame_to_a_retarget():
     samba = part(load(samba_path), 0, 40)
     cmu = part(load(CMU), 0, 40)
     cmu.frame_time = samba.frame_time
-    expected = blend(samba, cmu, 0.5).pose()
-    for first, second in ((samba.pose(), cmu), (samba.pose(), cmu.pose()), (samba, cmu.pose())):
+    expected = Pose.of(blend(samba, cmu, 0.5))
+    for first, second in ((Pose.of(samba), cmu), (Pose.of(samba), Pose.of(cmu)), (samba, Pose.of(cmu))):
         found = as_pose(blend(first, second, 0.5))
         assert same_rotations(found.rotations, expected.rotations) < 1e-6
         np.testing.assert_allclose(found.translations, expected.translations, atol=1e-6 * extent(samba))
@@ -596,6 +597,7 @@ def test_bad_options_are_refused(halves):
 
 @settings(max_examples=30, deadline=None)
 @given(st.floats(-0.5, 1.5), st.integers(0, 2**31))
+@pytest.mark.slow
 def test_symmetry_on_random_poses(walk, mix, seed):
     """Any two pose sequences on one skeleton: swapping the clips mirrors the mix."""
     rng = np.random.default_rng(seed)

@@ -33,3 +33,9 @@ def test_the_check_counts_lines_of_nested_and_decorated_functions(tmp_path):
     body = "\n".join(f"        x{i} = {i}" for i in range(78))
     (package / "a.py").write_text(f"def short():\n    pass\n\n\nclass C:\n    @staticmethod\n    def long():\n{body}\n")
     assert long_functions(package) == [] and long_functions(package, 79) == ["pkg/a.py:7 long (80 lines)"]
+
+
+def test_the_batch_script_is_a_thin_entry_point():
+    """Its logic lives in the package (``mocap_addon.blender.batch``); the script only finds bpy and runs it."""
+    script = (REPO / "scripts" / "mocap_batch.py").read_text(encoding="utf-8")
+    assert len(script.splitlines()) <= 60 and "from mocap_addon.blender.batch import run" in script

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from mocap_addon.core import MocapFormatError, load, save, world_positions
+from mocap_addon.core import MocapFormatError, Pose, load, save, world_positions
 from mocap_addon.core.batch import plan
 from mocap_addon.core.batch.executors import DaskPool, Pool, WorkerDied
 from mocap_addon.core.batch.manifest import Manifest
@@ -126,6 +126,7 @@ def test_a_rerun_does_only_what_is_missing_or_changed(library, tmp_path, capsys)
     assert len((out / "manifest.jsonl").read_text().splitlines()) == 4  # one record per output
 
 
+@pytest.mark.slow
 def test_new_options_redo_everything_and_force_rewrites(library, tmp_path):
     out = tmp_path / "out"
     assert batch(str(library), "-o", str(out), "--to", "bvh") == 0
@@ -152,6 +153,7 @@ def test_leftovers_of_a_killed_run_are_cleared(library, tmp_path):
         "cmu/07/07_01.htr", "walks/slow/jog.htr", "walks/slow/walk.htr", "walks/walk.htr"]
 
 
+@pytest.mark.slow
 def test_canonical_and_retarget_write_what_their_commands_write(library, tmp_path):
     out = tmp_path / "out"
     assert batch(str(library / "walks"), "-o", str(out / "canonical"), "--to", "bvh", "--canonical") == 0
@@ -166,6 +168,7 @@ def test_canonical_and_retarget_write_what_their_commands_write(library, tmp_pat
     assert report["walks/walk.bvh"]["joints"] == 23 and report["walks/walk.bvh"]["written_joints"] == 54
 
 
+@pytest.mark.slow
 def test_feet_reach_the_canonical_conversion_and_the_retarget(library, tmp_path):
     out = tmp_path / "out"
     walk = str(library / "walks" / "walk.bvh")
@@ -183,8 +186,9 @@ def test_feet_reach_the_canonical_conversion_and_the_retarget(library, tmp_path)
                      "--feet", feet) == 0
     planted, free = (lines(out / feet)[str(xia[0]).split("library/")[-1]] for feet in ("planted", "free"))
     assert (out / "planted" / xia[0].name).read_bytes() != (out / "free" / xia[0].name).read_bytes()
-    assert any(w.startswith("feet planted: held ") for w in planted["warnings"])  # the retarget's own warning
-    assert not any(w.startswith("feet planted") for w in free["warnings"])
+    # The planted retarget warned only of frames out of the leg's reach; since the hips let the knees bend
+    # (issue 27) it reaches every held foot, and neither run reports feet trouble.
+    assert not any(w.startswith(("feet planted", "feet not held")) for w in planted["warnings"] + free["warnings"])
 
 
 def test_reduce_writes_what_a_reduced_import_plays_back(tmp_path):
@@ -221,6 +225,7 @@ def _worker_task(marker: str, name: str) -> str:
 
 
 @pytest.mark.parametrize("kind", ["processes", "dask"])
+@pytest.mark.slow
 def test_a_task_whose_worker_dies_runs_again_alone_then_is_reported(tmp_path, kind):
     if kind == "dask":
         pytest.importorskip("distributed")
@@ -246,7 +251,7 @@ def test_failures_are_one_line_each_and_the_batch_goes_on(library, tmp_path, cap
     assert [report[name]["status"] for name in TAKES[1:]] == ["ok"] * 3
     printed = capsys.readouterr()
     assert "converted 3, skipped 0, failed 2" in printed.out
-    assert f"failed: {report['walks/bad.bvh']['error']}" in printed.err.splitlines()
+    assert f"failed: {bad}: {report['walks/bad.bvh']['error']}" in printed.err.splitlines()  # the path: names repeat
 
 
 @pytest.mark.parametrize("arguments, message", [
@@ -344,7 +349,7 @@ def test_played_back_holds_the_keys_in_each_joints_layout():
     for joint in range(clip.skeleton.joint_count):  # the same rotations at the keys (angles may wind otherwise)
         np.testing.assert_allclose(played.joint_rotations(joint)[kept[1]], clip.joint_rotations(joint)[kept[1]],
                                    atol=1e-9)
-    np.testing.assert_allclose(played.pose().translations[kept[1]], clip.pose().translations[kept[1]], atol=1e-12)
+    np.testing.assert_allclose(Pose.of(played).translations[kept[1]], Pose.of(clip).translations[kept[1]], atol=1e-12)
 
 
 def test_the_extras_are_imported_only_where_used():

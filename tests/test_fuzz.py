@@ -11,6 +11,7 @@ from tests import fuzzing
 CASES = 300
 
 
+@pytest.mark.slow
 def test_mutated_files_load_or_fail_cleanly_and_what_loads_round_trips():
     results = fuzzing.run(fuzzing.plan(CASES, seed=0))
     assert len(results) == CASES
@@ -19,6 +20,7 @@ def test_mutated_files_load_or_fail_cleanly_and_what_loads_round_trips():
         "\n(python -m tests.fuzzing --replay NAME:CASE --save FILE reproduces one)")
 
 
+@pytest.mark.slow
 def test_a_campaign_on_a_seed_never_tuned_on_finds_nothing():
     """Issue 26: another campaign (seed 2026, chosen before it was run), with the huge finite numbers."""
     results = fuzzing.run(fuzzing.plan(120, seed=2026))
@@ -26,6 +28,7 @@ def test_a_campaign_on_a_seed_never_tuned_on_finds_nothing():
     assert not failures, "\n".join(f"{case}: {why}" for case, why in sorted(failures.items())[:20])
 
 
+@pytest.mark.slow
 def test_cases_are_reproducible_and_reach_every_seed():
     plan = fuzzing.plan(60, seed=5)
     assert plan == fuzzing.plan(60, seed=5)

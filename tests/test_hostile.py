@@ -318,6 +318,7 @@ def run_limited(code: str, cpu_seconds: int = 120, memory: int = 1 << 30) -> dic
 STEP_BUDGET = 10.0
 
 
+@pytest.mark.slow
 def test_ten_thousand_joints_load_pose_and_write_in_linear_time():
     steps = run_limited("""
         import json, os, tempfile, time
@@ -362,6 +363,7 @@ def fifty_megabyte_lines() -> Iterator[tuple[str, Callable, Callable[[], bytes],
     yield "AMC bone line", amc_parser, lambda: AMC.replace("upper 0 90", "upper " + line()).encode(), 5
 
 
+@pytest.mark.slow
 def test_a_fifty_megabyte_line_is_refused_quickly_in_little_memory():
     outcomes = run_limited("""
         import json, time

@@ -1,7 +1,7 @@
 """The layers as the layout tells them: no import cycle anywhere in ``mocap_addon``, the core never imports the
 Blender layer, and the File-menu operators (``blender/files``) and sidebar tools (``blender/tools``) stand on the
-shared bridge, never on each other.  Read statically from the source: every import that runs counts, inside
-functions too (not those under ``if TYPE_CHECKING:``).  One loop is deliberate and listed in ``BOTH_WAYS``."""
+shared bridge, never on each other.  Read statically from the source: every import counts, inside functions
+and under ``if TYPE_CHECKING:`` too (a type-only import is a dependency a reader has to follow all the same)."""
 
 from __future__ import annotations
 
@@ -18,30 +18,15 @@ def module_name(path: Path, root: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _run_time_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
-    """Every import statement that runs (functions included), not those under ``if TYPE_CHECKING:``,
-    which only type checkers read."""
-    found: list[ast.Import | ast.ImportFrom] = []
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name | ast.Attribute) and \
-                ast.unparse(node.test).endswith("TYPE_CHECKING"):
-            for child in node.orelse:
-                visit(child)
-            return
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            found.append(node)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree)
-    return found
+def _imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement: at module level, in functions, and under ``if TYPE_CHECKING:``."""
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)]
 
 
 def imported_modules(name: str, source: str, modules: set[str], is_package: bool) -> set[str]:
     """The modules of ``modules`` that ``name``'s ``source`` imports (``from pkg import sub`` names ``pkg.sub``)."""
     found = set()
-    for node in _run_time_imports(ast.parse(source)):
+    for node in _imports(ast.parse(source)):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names if alias.name in modules}
         else:
@@ -91,10 +76,7 @@ def imports_between(graph: dict[str, set[str]], source: str, target: str) -> lis
     return [f"{a} -> {b}" for a in sorted(graph) if within(a, source) for b in sorted(graph[a]) if within(b, target)]
 
 
-# A clip converts to a pose and back (``Clip.pose()``, ``Pose.to_clip()``): the pose module builds on the
-# model, and the model's one method imports the pose module when called.
-BOTH_WAYS = {("mocap_addon.core.model", "mocap_addon.core.pose")}
-GRAPH = {module: imports - {b for a, b in BOTH_WAYS if a == module} for module, imports in import_graph(REPO).items()}
+GRAPH = import_graph(REPO)
 
 
 def test_the_graph_sees_the_package():
@@ -130,7 +112,7 @@ def test_the_checks_catch_what_they_look_for(tmp_path):
         (package / name).write_text(source)
     graph = import_graph(tmp_path, "pkg")
     assert graph["pkg.c"] == {"pkg.sub"} and graph["pkg.sub.b"] == {"pkg.a", "pkg.c"}
-    assert graph["pkg.d"] == {"pkg.c"}  # what only type checkers read does not count
+    assert graph["pkg.d"] == {"pkg.a", "pkg.c"}  # what only type checkers read counts too
     assert cycles(graph) == [["pkg.a", "pkg.sub.b", "pkg.a"]]
     assert imports_between(graph, "pkg.sub", "pkg.c") == ["pkg.sub.b -> pkg.c"]
     assert cycles({"x": {"y"}, "y": set()}) == []

@@ -61,7 +61,7 @@ def random_clips(draw) -> Clip:
 def test_a_clip_as_a_pose_and_back_keeps_every_transform(clip):
     """Clip -> Pose is the model's equation (the oracle's 4x4 products); Pose -> Clip -> Pose gives the
     same local transforms; rotations are unit quaternions kept in one hemisphere along time."""
-    pose = clip.pose()
+    pose = Pose.of(clip)
     assert pose.rotations.shape == (clip.frame_count, clip.skeleton.joint_count, 4)
     np.testing.assert_allclose(np.linalg.norm(pose.rotations, axis=-1), 1.0, atol=1e-12)
     if pose.frame_count > 1:
@@ -70,7 +70,7 @@ def test_a_clip_as_a_pose_and_back_keeps_every_transform(clip):
     found = pose.world()
     np.testing.assert_allclose(found.positions, worlds[..., :3, 3], atol=1e-9)
     np.testing.assert_allclose(found.rotations * found.scales[..., None, None], worlds[..., :3, :3], atol=1e-9)
-    again = pose.to_clip(reference=first_angles(clip)).pose()
+    again = Pose.of(pose.to_clip(reference=first_angles(clip)))
     assert angle_between(again.rotations, pose.rotations) < 1e-9
     np.testing.assert_allclose(again.translations, pose.translations, atol=1e-9)
     np.testing.assert_allclose(again.scale_values(), pose.scale_values(), atol=1e-12)
@@ -80,17 +80,17 @@ def test_channel_values_survive_where_they_are_continuous():
     """The sample's hips turn past 180 degrees, which the file writes wrapped: written from its pose, the
     angles differ by whole turns there only, and they then survive another round trip exactly."""
     clip = load(SAMPLE)
-    back = clip.pose().to_clip(reference=first_angles(clip))
+    back = Pose.of(clip).to_clip(reference=first_angles(clip))
     turns = (back.motion - clip.motion) / 360
     np.testing.assert_allclose(turns, np.round(turns), atol=1e-9)
     assert np.abs(np.diff(back.motion, axis=0)).max() < 90 < np.abs(np.diff(clip.motion, axis=0)).max()
-    again = back.pose().to_clip(reference=first_angles(back))
+    again = Pose.of(back).to_clip(reference=first_angles(back))
     np.testing.assert_allclose(again.motion, back.motion, atol=1e-9)
     assert again.skeleton.channels == clip.skeleton.channels and again.frame_time == clip.frame_time
 
 
 def test_sampling_and_mixing():
-    pose = load(SAMPLE).pose()
+    pose = Pose.of(load(SAMPLE))
     np.testing.assert_array_equal(pose.sample(np.arange(5.0)).rotations, pose.rotations[:5])
     half = pose.sample([2.5])
     expected = rotations.slerp(pose.rotations[2], pose.rotations[3], np.full(pose.joint_count, 0.5))
@@ -105,7 +105,7 @@ def test_held_drops_what_channels_cannot_hold():
     offset; no scale without a scale channel."""
     skeleton = Skeleton(["a", "b"], [-1, 0], np.array([[0.0, 0, 0], [0, 1, 0]]), [("tx", "ty", "tz", "rx", "ry", "rz"),
                                                                                   ("rx",)])
-    pose = Clip(skeleton, np.zeros((3, 7)), 1 / 30).pose()
+    pose = Pose.of(Clip(skeleton, np.zeros((3, 7)), 1 / 30))
     pose.rotations[:, 1] = rotations.euler_to_quaternion(np.radians([[30.0, 10.0, 0.0]] * 3), "XYZ")
     pose.translations[:, 1] += 0.5
     pose.scales = np.full((3, 2), 2.0)
@@ -137,7 +137,7 @@ def test_tools_on_poses_compute_no_euler_angle(monkeypatch):
     walk, jog = load(SAMPLE), load(OTHER)
     walk, jog = Clip(walk.skeleton, walk.motion[:60], walk.frame_time), Clip(jog.skeleton, jog.motion[:50],
                                                                             jog.frame_time)
-    a, b = walk.pose(), jog.pose()
+    a, b = Pose.of(walk), Pose.of(jog)
 
     def no_euler(*_args, **_kwargs):
         raise AssertionError("an Euler angle was computed")

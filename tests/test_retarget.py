@@ -167,6 +167,7 @@ def test_canonical_clip_saves_and_loads_exactly(tmp_path, extension, method):
 
 
 @pytest.mark.parametrize("method", ["rotations", "lengths"])
+@pytest.mark.slow
 def test_cmu_take_gives_the_same_canonical_poses_as_asf_and_as_bvh(method):
     found = {f.name: f for f in HUMANOID}
     if "fm_01_01.amc" not in found or CMU_BVH not in found:
@@ -378,6 +379,7 @@ def _short(path_name: str, frames: int = 40) -> Clip:
 
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1))
+@pytest.mark.slow
 def test_joint_frames_do_not_change_the_canonical_clip(seed):
     """Turning every joint's rest frame (HTR base rotations, Blender rolls) leaves the canonical clip alone."""
     clip = _short(CMU_BVH)
@@ -433,6 +435,7 @@ UPRIGHT_TURNS = [m for m in AXIS_ROTATIONS if m[1, 1] == 1 or m[2, 1] == 1]  # Y
 
 @settings(max_examples=8, deadline=None)
 @given(axes=st.integers(0, len(UPRIGHT_TURNS) - 1))
+@pytest.mark.slow
 def test_files_in_other_world_axes_come_out_the_same(axes):
     """A whole file turned into other axes (Y up facing elsewhere, Z up) gives the same canonical
     poses up to one turn about the vertical."""

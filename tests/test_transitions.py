@@ -121,6 +121,7 @@ def test_distance_is_zero_for_equal_frames_symmetric_and_the_best_turn(samples):
 
 @settings(max_examples=12, deadline=None)
 @given(degrees=st.floats(-180, 180), dx=st.floats(-500, 500), dy=st.floats(-30, 30), dz=st.floats(-500, 500))
+@pytest.mark.slow
 def test_distance_ignores_turns_about_the_vertical_and_moves(samples, degrees, dx, dy, dz):
     jog = samples[1]
     weights = joint_weights()
@@ -436,6 +437,7 @@ def test_a_capture_cut_in_two_joins_where_the_parts_overlap():
 
 
 @needs_corpus
+@pytest.mark.slow
 def test_walks_from_five_sources_connect(walk_graph):
     graph = walk_graph
     check_rules(graph, contacts=True)
@@ -451,6 +453,7 @@ def test_walks_from_five_sources_connect(walk_graph):
 
 
 @needs_corpus
+@pytest.mark.slow
 def test_motion_synthesised_from_the_walks_is_continuous(walks, walk_graph, tmp_path):
     graph = walk_graph
     result = synthesize(graph, walks, frames=3000, seed=7, blend_frames=5)
@@ -473,6 +476,7 @@ def test_motion_synthesised_from_the_walks_is_continuous(walks, walk_graph, tmp_
 
 
 @needs_corpus
+@pytest.mark.slow
 def test_adding_a_walk_is_building_with_it(walks, walk_graph):
     grown = build(walks[:4], contacts=True)
     grown.add(walks[4])
@@ -626,6 +630,7 @@ def test_prune_cuts_between_transitions_and_joins_through_the_graph(samples, sam
 
 
 @needs_corpus
+@pytest.mark.slow
 def test_synthesis_keeps_one_floor_no_loops_and_calm_transitions(walks):
     """The issue's library: walks of five sources and a dance; 2,400 frames, two seeds."""
     from mocap_addon.core.transitions.quality import most_repeats, planted_heights, transition_accelerations

@@ -2,9 +2,10 @@
 
 from .errors import MocapFormatError, MocapWriteError
 from .formats import load, save
-from .kinematics import World, conform, forward_kinematics, rest_positions, world_positions
+from .kinematics import conform, forward_kinematics, world_positions
 from .model import Clip, Skeleton
 from .pose import Pose
+from .transforms import World, rest_positions
 
 __all__ = ["Clip", "MocapFormatError", "MocapWriteError", "Pose", "Skeleton", "World", "conform", "forward_kinematics",
            "load", "rest_positions", "save", "world_positions"]

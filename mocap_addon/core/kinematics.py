@@ -1,14 +1,10 @@
-"""Forward kinematics, vectorised over frames and batched by hierarchy depth, and rest poses."""
+"""Forward kinematics of clips and poses, rest bones, and re-layouts of a clip's channels (:func:`conform`,
+:func:`rebase`); the array maths beneath is :mod:`.transforms` (re-exported here)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
-from functools import cached_property
-from itertools import pairwise
-from typing import TYPE_CHECKING
+from dataclasses import replace
 
 import numpy as np
 
@@ -16,154 +12,29 @@ from . import rotations
 from .bones import choose_tails
 from .errors import MocapWriteError
 from .model import ROTATION_CHANNELS, Clip, Skeleton, rotation_order
+from .pose import Pose
 from .rotations import FloatArray, listed_within
+from .transforms import (
+    World,
+    compose,
+    depth_levels,
+    place_translation,
+    rest_pose,
+    rest_positions,
+    translation_channels,
+    world_transforms,
+)
 
-if TYPE_CHECKING:
-    from .pose import Pose
-
-
-@dataclass
-class World:
-    """World transforms of every joint at every frame: unit quaternions ``(F, J, 4)``, joint
-    origins ``(F, J, 3)`` and accumulated uniform scales ``(F, J)``, so that
-    world = T(position) @ R(quaternion) * scale.  :attr:`rotations` gives the matrices."""
-
-    quaternions: FloatArray
-    positions: FloatArray
-    scales: FloatArray
-
-    @cached_property
-    def rotations(self) -> FloatArray:
-        """World rotation matrices ``(F, J, 3, 3)``."""
-        return rotations.quaternion_to_matrix(self.quaternions)
-
-
-def place_translation(skeleton: Skeleton, joint: int | np.ndarray, channel: FloatArray) -> FloatArray:
-    """A joint's local translation from its channel translation: rotated by the rest rotation
-    where the model says so, then added to the offset unless it replaces it.  ``joint`` may be an
-    array of ``n`` joints, ``channel`` then ``(..., n, 3)``."""
-    joint = np.asarray(joint)
-    in_rest = skeleton.translation_in_rest_frame[joint]
-    if np.any(in_rest):
-        turned = np.einsum("...ab,...b->...a", skeleton.rest_rotations[joint], channel)
-        channel = np.where(in_rest[..., None], turned, channel)
-    return np.where(skeleton.position_replaces_offset[joint][..., None], channel, channel + skeleton.offsets[joint])
-
-
-def translation_channels(skeleton: Skeleton, joint: int | np.ndarray, local: FloatArray) -> FloatArray:
-    """A joint's channel translation from its local translation (:func:`place_translation` undone)."""
-    joint = np.asarray(joint)
-    moved = np.where(skeleton.position_replaces_offset[joint][..., None], local, local - skeleton.offsets[joint])
-    in_rest = skeleton.translation_in_rest_frame[joint]
-    if np.any(in_rest):
-        turned = np.einsum("...ba,...b->...a", skeleton.rest_rotations[joint], moved)
-        moved = np.where(in_rest[..., None], turned, moved)
-    return moved
-
-
-def depth_levels(parents: list[int]) -> list[np.ndarray]:
-    """Joints grouped by depth in the hierarchy (roots first); a level's parents are all in earlier levels."""
-    depth = np.zeros(len(parents), dtype=np.int64)
-    for joint, parent in enumerate(parents):
-        depth[joint] = 0 if parent < 0 else depth[parent] + 1
-    order = np.argsort(depth, kind="stable")
-    bounds = np.searchsorted(depth[order], np.arange(int(depth.max(initial=-1)) + 2))
-    return [order[a:b] for a, b in pairwise(bounds)]
-
-
-def compose(parents: list[int], local_rotations: FloatArray, local_translations: FloatArray,
-            local_scales: FloatArray | None = None,
-            levels: list[np.ndarray] | None = None) -> tuple[FloatArray, FloatArray, FloatArray | None]:
-    """World quaternions ``(4, J, ...)``, positions ``(3, J, ...)`` and scales ``(J, ...)`` (``None``
-    when ``local_scales`` is) from component-major local ones: the one forward kinematics of the core.
-
-    A few dozen elementwise operations per depth of the hierarchy, every joint of a depth at once;
-    hierarchies deeper than :data:`DEEP` (chains of thousands of joints) compose by pointer jumping
-    instead, in a number of steps that grows with the logarithm of their depth.
-    """
-    levels = depth_levels(parents) if levels is None else levels
-    if len(levels) > DEEP:
-        return _compose_by_jumping(parents, local_rotations, local_translations, local_scales)
-    parent_index = np.asarray(parents, dtype=np.int64)
-    world = np.empty_like(local_rotations)
-    positions = np.empty_like(local_translations)
-    scales = None if local_scales is None else np.empty_like(local_scales)
-    for depth, joints in enumerate(levels):
-        if depth == 0:
-            world[:, joints], positions[:, joints] = local_rotations[:, joints], local_translations[:, joints]
-            if scales is not None and local_scales is not None:
-                scales[joints] = local_scales[joints]
-            continue
-        above = parent_index[joints]
-        turned = world[:, above]
-        world[:, joints] = rotations.hamilton(turned, local_rotations[:, joints])
-        moved = rotations.rotate(turned, local_translations[:, joints])
-        if scales is not None and local_scales is not None:
-            moved *= scales[above]
-            scales[joints] = scales[above] * local_scales[joints]
-        positions[:, joints] = positions[:, above] + moved
-    return world, positions, scales
-
-
-DEEP = 32
-
-
-def _compose_by_jumping(parents: list[int], local_rotations: FloatArray, local_translations: FloatArray,
-                        local_scales: FloatArray | None) -> tuple[FloatArray, FloatArray, FloatArray | None]:
-    """:func:`compose` by pointer jumping: each joint holds its transform relative to an ancestor and
-    composes it with that ancestor's, which then points twice as far up, until every joint reaches the root."""
-    world, positions = local_rotations.copy(), local_translations.copy()
-    scales = None if local_scales is None else local_scales.copy()
-    above = np.asarray(parents, dtype=np.int64).copy()
-    while True:
-        linked = np.flatnonzero(above >= 0)
-        if not len(linked):
-            return world, positions, scales
-        up = above[linked]
-        turned, placed = world[:, up], positions[:, up]  # copies: this step reads the values before it
-        moved = rotations.rotate(turned, positions[:, linked])
-        if scales is not None:
-            grown = scales[up]
-            moved *= grown
-            scales[linked] = grown * scales[linked]
-        positions[:, linked] = placed + moved
-        world[:, linked] = rotations.hamilton(turned, world[:, linked])
-        above[linked] = above[up]
-
-
-FRAMES_PER_BLOCK = 2048
+__all__ = ["World", "compose", "conform", "depth_levels", "end_site_positions", "forward_kinematics",
+           "local_transforms", "place_translation", "rebase", "rest_bones", "rest_pose", "rest_positions",
+           "translation_channels", "world_positions"]
 
 
 def forward_kinematics(motion: Clip | Pose) -> World:
-    """World rotation, position and scale of every joint at every frame of a clip or a pose.
-
-    Frames are independent, so long motions are cut into blocks that stay in
-    the CPU cache and run on a small thread pool (numpy releases the GIL).
-    """
-    pose = motion.pose() if isinstance(motion, Clip) else motion
-    frames, joints = pose.frame_count, pose.joint_count
-    parents = pose.skeleton.parents
-    levels = depth_levels(parents)
-    world = World(np.empty((frames, joints, 4)), np.empty((frames, joints, 3)), np.ones((frames, joints)))
-
-    def run(start: int) -> None:
-        rows = slice(start, min(start + FRAMES_PER_BLOCK, frames))
-        scales = None if pose.scales is None else np.ascontiguousarray(pose.scales[rows].T)
-        turns, places, grown = compose(parents, np.ascontiguousarray(pose.rotations[rows].transpose(2, 1, 0)),
-                                       np.ascontiguousarray(pose.translations[rows].transpose(2, 1, 0)), scales,
-                                       levels)
-        world.quaternions[rows] = turns.transpose(2, 1, 0)
-        world.positions[rows] = places.transpose(2, 1, 0)
-        if grown is not None:
-            world.scales[rows] = grown.T
-
-    starts = range(0, frames, FRAMES_PER_BLOCK)
-    if len(starts) <= 1:
-        list(map(run, starts))
-    else:
-        with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-            list(pool.map(run, starts))
-    return world
+    """World rotation, position and scale of every joint at every frame of a clip or a pose
+    (:func:`.transforms.world_transforms`)."""
+    pose = Pose.of(motion) if isinstance(motion, Clip) else motion
+    return world_transforms(pose.skeleton.parents, pose.rotations, pose.translations, pose.scales)
 
 
 def world_positions(motion: Clip | Pose) -> FloatArray:
@@ -185,18 +56,6 @@ def end_site_positions(motion: Clip | Pose, world: World | None = None,
         turned = rotations.quaternion_rotate(world.quaternions[:, joint, None], sites)
         out.append(world.positions[:, joint, None] + turned * world.scales[:, joint, None, None])
     return out
-
-
-def rest_pose(skeleton: Skeleton) -> tuple[FloatArray, FloatArray]:
-    """World rotations ``(J, 3, 3)`` and origins ``(J, 3)`` of the rest pose (channels zero, offsets applied)."""
-    turns = rotations.matrix_to_quaternion(skeleton.rest_rotations).T[:, :, None]
-    world, positions, _ = compose(skeleton.parents, turns, skeleton.offsets.T[:, :, None])
-    return rotations.quaternion_to_matrix(world[:, :, 0].T), positions[:, :, 0].T
-
-
-def rest_positions(skeleton: Skeleton) -> FloatArray:
-    """World joint origins ``(J, 3)`` of the rest pose."""
-    return rest_pose(skeleton)[1]
 
 
 def rest_bones(skeleton: Skeleton, up: FloatArray,
@@ -221,7 +80,7 @@ def rest_bones(skeleton: Skeleton, up: FloatArray,
 def local_transforms(clip: Clip) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Each joint's local rotation matrix (rest @ frame) ``(F, J, 3, 3)``, translation ``(F, J, 3)``
     and scale ``(F, J)``: the clip's pose, for writers that need matrices."""
-    pose = clip.pose()
+    pose = Pose.of(clip)
     return rotations.quaternion_to_matrix(pose.rotations), pose.translations, pose.scale_values()
 
 
@@ -242,7 +101,7 @@ def rebase(clip: Clip, rest_frames: FloatArray, layouts: list[tuple[str, ...]],
     parents = np.array(skeleton.parents)
     parent_change = np.where((parents >= 0)[:, None, None], change[np.maximum(parents, 0)], np.eye(3))
     back: FloatArray = np.swapaxes(parent_change, -1, -2).astype(np.float64)
-    pose = clip.pose()
+    pose = Pose.of(clip)
     turned = rotations.quaternion_multiply(rotations.quaternion_multiply(rotations.matrix_to_quaternion(back),
                                                                          pose.rotations),
                                            rotations.matrix_to_quaternion(change))
@@ -307,7 +166,7 @@ def conform(clip: Clip, layouts: list[tuple[str, ...]] | None = None,
                  and not np.any(skeleton.translation_in_rest_frame))
     if unchanged:
         return clip
-    pose = clip.pose()
+    pose = Pose.of(clip)
     dropped_scale = [j for j, layout in enumerate(layouts) if "s" not in layout]
     if np.any(np.abs(pose.scale_values()[:, dropped_scale] - 1.0) > 1e-5):  # files write 0.999999 for 1
         raise MocapWriteError("the clip scales joints, which the target layout cannot hold")

@@ -21,16 +21,13 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
 from . import rotations
 from .rotations import FloatArray
-
-if TYPE_CHECKING:
-    from .pose import Pose
 
 TRANSLATION_CHANNELS = ("tx", "ty", "tz")
 ROTATION_CHANNELS = ("rx", "ry", "rz")
@@ -236,12 +233,6 @@ class Clip(Timed):
     @property
     def frame_count(self) -> int:
         return int(self.motion.shape[0])
-
-    def pose(self) -> Pose:
-        """The motion as local poses (quaternions): what every tool works on (see :mod:`.pose`)."""
-        from .pose import Pose  # the pose module builds on this one
-
-        return Pose.of(self)
 
     def channel_values(self, joint: int, channel: str) -> FloatArray | None:
         """The column of one joint's channel, or ``None`` if the joint lacks it."""

@@ -8,7 +8,7 @@ included) and, where any joint scales, its uniform scale::
     world = parent world @ T(translation) @ R(rotation) @ S(scale)
 
 A :class:`~.model.Clip` holds the same motion as a file's channel values.
-:meth:`Pose.of` (``Clip.pose()``) and :meth:`Pose.to_clip` are the only places
+:meth:`Pose.of` and :meth:`Pose.to_clip` are the only places
 where a file's Euler angles become quaternions and back, so retargeting,
 blending and resampling never see an Euler angle.  Two exceptions: joints with
 fewer than three rotation channels hold only their angles about their own axes
@@ -27,7 +27,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import rotations
-from .kinematics import World, forward_kinematics, place_translation, translation_channels
 from .model import (
     MOVE_CHANNELS,
     ROTATION_CHANNELS,
@@ -40,6 +39,7 @@ from .model import (
     rotation_order,
 )
 from .rotations import FloatArray
+from .transforms import World, place_translation, translation_channels, world_transforms
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -71,7 +71,7 @@ class Pose(Timed):
 
     @classmethod
     def of(cls, clip: Clip, decoded: Sequence[int] | None = None) -> Pose:
-        """``clip``'s channel values as local poses (``Clip.pose()``); with ``decoded``, only those joints
+        """``clip``'s channel values as local poses ; with ``decoded``, only those joints
         at every frame and the others held at their first frame's pose (for a tool that reads nothing else
         past the first frame: less decoding, the same results)."""
         count = clip.skeleton.joint_count
@@ -102,7 +102,7 @@ class Pose(Timed):
 
     def world(self) -> World:
         """Forward kinematics: every joint's world rotation, position and scale at every frame."""
-        return forward_kinematics(self)
+        return world_transforms(self.skeleton.parents, self.rotations, self.translations, self.scales)
 
     def to_clip(self, layouts: Sequence[tuple[str, ...]] | None = None, *,
                 reference: FloatArray | None = None) -> Clip:

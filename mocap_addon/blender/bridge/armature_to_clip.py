@@ -9,9 +9,9 @@ import bpy
 import numpy as np
 
 from ...core import Clip, Pose, Skeleton
-from ...core.kinematics import rest_pose
 from ...core.model import SCALE_CHANNEL
 from ...core.rotations import quaternion_continuity
+from ...core.transforms import rest_pose
 from ...core.units import scale_lengths
 from .animation import curves_by_path, has_keys, read_bone
 from .armature import armature_data, pose_bones, rest_matrices

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 import bpy
 import numpy as np
 
-from ...core import Clip
+from ...core import Clip, Pose
 from ...core.reduce import EulerKeys, reduce_keys
 from ...core.timing import resample, split_takes
 from .animation import euler_mode, key_count
@@ -124,7 +124,7 @@ def import_clip(context: bpy.types.Context, clip: Clip, name: str, settings: Imp
         reports: list[KeyReport] = []
 
         def keys(part: Clip, number: int, action_name: str) -> bpy.types.Action:
-            pose = part.pose()
+            pose = Pose.of(part)
             reduction = None
             if settings.reduce_tolerance is not None:
                 reduction = reduce_keys(pose, settings.reduce_tolerance, euler, rig.tails @ settings.conversion / scale)

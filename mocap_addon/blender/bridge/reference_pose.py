@@ -22,7 +22,7 @@ def reference_rotations(obj: bpy.types.Object) -> np.ndarray | None:
     A bone turned by ``D`` (armature space, relative to its rest) turns its
     joint's frame ``C @ G`` to ``D @ C @ G``; in clip space ``C^-1 @ D @ C @ G``.
     """
-    from ...core.kinematics import rest_pose
+    from ...core.transforms import rest_pose
     from .motion import armature_skeleton, clip_space
 
     stored = id_property(armature_data(obj), REFERENCE_POSE)

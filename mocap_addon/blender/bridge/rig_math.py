@@ -24,9 +24,10 @@ import numpy as np
 
 from ...core import Skeleton, rotations
 from ...core.bones import aligned_frames
-from ...core.kinematics import rest_bones, rest_pose
+from ...core.kinematics import rest_bones
 from ...core.model import rotation_order
 from ...core.rotations import AXES, FloatArray
+from ...core.transforms import rest_pose
 from ...core.vectors import unit
 
 # Blender 4.2 and 4.5 delete bones shorter than 1e-6 (armature space) when edit mode ends, and 5.0

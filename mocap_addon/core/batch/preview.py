@@ -23,9 +23,10 @@ import numpy as np
 
 from ..errors import MissingDependency
 from ..formats.textio import atomic_write
-from ..kinematics import end_site_positions, forward_kinematics, rest_pose
+from ..kinematics import end_site_positions, forward_kinematics
 from ..model import Clip
 from ..rotations import FloatArray
+from ..transforms import rest_pose
 
 PREVIEW_EXTRA = 'pip install "mocap-addon[previews]" (or pip install matplotlib)'
 MOMENTS = 6

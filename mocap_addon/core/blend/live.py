@@ -24,10 +24,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import rotations
-from ..kinematics import place_translation
 from ..model import MOVE_CHANNELS, SCALE_CHANNEL, TRANSLATION_CHANNELS, Clip, Skeleton, rotation_order
 from ..pose import Pose, as_pose
 from ..rotations import FloatArray
+from ..transforms import place_translation
 from .mixing import HELD_MIXES_AT_ONCE, _Joints, _pair, _Pairing, _world_of
 from .paths import HeldMix, mixed_path
 

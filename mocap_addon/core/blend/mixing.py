@@ -77,13 +77,13 @@ from ..body.contacts import Contacts, find_contacts
 from ..body.footing import EASE, MISSED, Leg, mixed_holds, pinned_ankles, smooth_fall, solve_legs
 from ..body.identity import body_root, same_body
 from ..body.reference import TOP_JOINTS
-from ..kinematics import compose
 from ..model import MOVE_CHANNELS, SCALE_CHANNEL, Clip, Skeleton
 from ..naming import map_skeleton
 from ..options import ALIGNMENT, FEET, FREE, PLANTED, ROOT_PATH
 from ..pose import Motion, Pose, as_pose, columns, decode, encode, first_angles
 from ..retarget.transfer import retarget
 from ..rotations import FloatArray
+from ..transforms import compose
 from ..vectors import up_vector
 from .paths import Heading, Steps, mixed_path
 from .timewarp import Warp, warp_onto

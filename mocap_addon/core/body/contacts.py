@@ -24,11 +24,12 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..kinematics import World, end_site_positions, forward_kinematics
+from ..kinematics import end_site_positions, forward_kinematics
 from ..model import Clip
 from ..naming import map_skeleton
 from ..pose import Pose
 from ..rotations import FloatArray
+from ..transforms import World
 from .reference import LEG_JOINTS, TOP_JOINTS
 
 SIDES = ("l", "r")

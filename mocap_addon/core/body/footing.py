@@ -26,10 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..kinematics import World, forward_kinematics
+from ..kinematics import forward_kinematics
 from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton
 from ..pose import Pose
 from ..rotations import FloatArray, matrix_to_quaternion, quaternion_continuity
+from ..transforms import World
 from ..vectors import dot, turned_about, unit
 from .contacts import Contacts, find_contacts, floor_height, leg_length, sole_points
 from .soles import Foot, across, feet_points, pitch
@@ -415,9 +416,7 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     targets += ((1.0 - weights) * wanted[:, None])[..., None] * up  # free feet move with the hips
     targets += np.maximum(level - targets @ up, 0.0)[..., None] * up
     reach = np.maximum((1.0 - SOFTNESS) * np.array([sum(pair) for pair in lengths]), spans)
-    highest = np.where(weights > 0.0, _lifts(hip_points, targets, reach, up), np.inf).min(axis=1)
-    excess = np.minimum(highest - wanted, 0.0)  # where a held leg would stretch too far (none held: inf)
-    lift = wanted + _eased_below(excess, CAP_EASE / result.frame_time)
+    lift = _capped_lift(hip_points, targets, weights, reach, wanted, up, result.frame_time)
     _raise(out, hips, lift[:, None] * up, world)
     moved = lifted + lift[:, None] * up
 
@@ -425,19 +424,11 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
         return rotations[:, joint], positions[:, joint] + moved
 
     every = np.arange(result.frame_count)
-    toes_written = [foot.toes for foot in feet if foot.toes is not None and skeleton.parents[foot.toes] == foot.foot
-                    and sum(c in ROTATION_CHANNELS for c in skeleton.channels[foot.toes]) == 3]
-    fewer = any(sum(c in ROTATION_CHANNELS for c in skeleton.channels[j]) < 3
-                for foot in feet for j in (foot.foot, foot.tip_joint))
+    toes_written, fewer = _written_toes(skeleton, feet)
     for attempt in range(2 if fewer else 1):
         if attempt:  # what feet of fewer channels hold misses the sole's height: move their ankles by the miss
-            placed = forward_kinematics(out)
-            points = feet_points(feet, placed.rotations, placed.positions)
-            above = (points @ up).min(axis=-1) - stand.floor
-            targets -= (weights * above + (1.0 - weights) * np.minimum(above, 0.0))[..., None] * up
-            hips_now = hip_points + (moved - lifted)[:, None]
-            reachable = np.where(weights > 0.0, _lifts(hips_now, targets, reach, up), np.inf)
-            lower = _eased_below(np.minimum(reachable.min(axis=1), 0.0), CAP_EASE / result.frame_time)
+            lower = _ankles_by_the_miss(out, feet, stand, targets, weights, hip_points + (moved - lifted)[:, None],
+                                        reach, result.frame_time)
             _raise(out, hips, lower[:, None] * up, world)
             moved = moved + lower[:, None] * up
         changed, misses = solve_legs(lifted_world, skeleton.parents, legs, [targets[:, s] for s in range(2)],
@@ -446,10 +437,47 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
             if foot.toes in toes_written:
                 changed[foot.toes] = every, _transposed(sole.foot) @ sole.toes
         set_local_rotations(out, changed, fewer_channels)
+    return out, _planting(shift, down, misses, weights, stand.leg)
+
+
+def _ankles_by_the_miss(out: Pose, feet: tuple[Foot, Foot], stand: Standing, targets: FloatArray,
+                        weights: FloatArray, hips_now: FloatArray, reach: FloatArray, frame_time: float) -> FloatArray:
+    """Move the ankle ``targets`` (in place) by how far the feet ``out`` holds miss the floor, and the
+    hips' lowering (eased) that keeps every held leg within ``reach``."""
+    up = stand.up
+    placed = forward_kinematics(out)
+    points = feet_points(feet, placed.rotations, placed.positions)
+    above = (points @ up).min(axis=-1) - stand.floor
+    targets -= (weights * above + (1.0 - weights) * np.minimum(above, 0.0))[..., None] * up
+    reachable = np.where(weights > 0.0, _lifts(hips_now, targets, reach, up), np.inf)
+    return _eased_below(np.minimum(reachable.min(axis=1), 0.0), CAP_EASE / frame_time)
+
+
+def _written_toes(skeleton: Skeleton, feet: tuple[Foot, Foot]) -> tuple[list[int], bool]:
+    """The toe joints :func:`plant_feet` writes (children of their foot with three rotation channels), and
+    whether a foot or its tip joint has fewer than three (what it holds then misses the sole's height)."""
+    def turns(joint: int) -> int:
+        return sum(c in ROTATION_CHANNELS for c in skeleton.channels[joint])
+
+    toes = [foot.toes for foot in feet
+            if foot.toes is not None and skeleton.parents[foot.toes] == foot.foot and turns(foot.toes) == 3]
+    return toes, any(turns(j) < 3 for foot in feet for j in (foot.foot, foot.tip_joint))
+
+
+def _capped_lift(hip_points: FloatArray, targets: FloatArray, weights: FloatArray, reach: FloatArray,
+                 wanted: FloatArray, up: FloatArray, frame_time: float) -> FloatArray:
+    """The hips' wanted lift, lowered (eased) where a held leg would stretch past its reach."""
+    highest = np.where(weights > 0.0, _lifts(hip_points, targets, reach, up), np.inf).min(axis=1)
+    excess = np.minimum(highest - wanted, 0.0)  # where a held leg would stretch too far (none held: inf)
+    return wanted + _eased_below(excess, CAP_EASE / frame_time)
+
+
+def _planting(shift: float, down: np.ndarray, misses: list[FloatArray], weights: FloatArray, leg: float) -> Planting:
+    """What :func:`plant_feet` reports: the shift, contact frames per foot, held frames missed and the worst."""
     held = [miss[weights[:, s] > 0] for s, miss in enumerate(misses)]
-    missed = sum(int(np.count_nonzero(miss > MISSED * stand.leg)) for miss in held)
-    worst = max([float(miss.max()) / stand.leg for miss in held if miss.size], default=0.0)
-    return out, Planting(shift, (int(down[:, 0].sum()), int(down[:, 1].sum())), missed, worst)
+    missed = sum(int(np.count_nonzero(miss > MISSED * leg)) for miss in held)
+    worst = max([float(miss.max()) / leg for miss in held if miss.size], default=0.0)
+    return Planting(shift, (int(down[:, 0].sum()), int(down[:, 1].sum())), missed, worst)
 
 
 @dataclass

@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 
 from .. import rotations
-from ..kinematics import compose
 from ..model import Skeleton
 from ..naming import CANONICAL_JOINTS, CANONICAL_PARENTS
 from ..rotations import FloatArray
+from ..transforms import compose
 
 REFERENCE_BODY = Path(__file__).parents[1] / "data" / "reference_body.json"
 CANONICAL_ROTATION = ("rz", "rx", "ry")  # ZXY, the Biovision order

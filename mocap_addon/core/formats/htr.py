@@ -37,10 +37,11 @@ import numpy as np
 from ..bones import aligned_frames, choose_tails
 from ..errors import MocapFormatError, MocapWriteError
 from ..files import read_regular_file
-from ..kinematics import rebase_in_blocks, rest_pose
+from ..kinematics import rebase_in_blocks
 from ..model import Clip, Skeleton
 from ..options import HTR_ORDER, HTR_TRANSLATION, HTR_TRANSLATION_READING
 from ..rotations import check_order, euler_to_matrix, matrix_to_euler
+from ..transforms import rest_pose
 from ..units import UNITS_IN_METRES, convert_unit, unit_name
 from .fileformat import FileFormat
 from .textio import (

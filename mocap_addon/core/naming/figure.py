@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kinematics import rest_positions
 from ..model import Skeleton
+from ..transforms import rest_positions
 from .names import NameReading
 from .presets import Preset, read_joint
 

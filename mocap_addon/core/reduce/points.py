@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import rotations
-from ..kinematics import compose, depth_levels, rest_bones, rest_pose
+from ..kinematics import rest_bones
 from ..model import Clip
 from ..pose import Pose, as_pose
 from ..rotations import FloatArray
+from ..transforms import compose, depth_levels, rest_pose
 from ..vectors import up_vector
 from .curves import IntArray, Span, interpolate, spans, stacked_spans
 from .keyed import Keyed

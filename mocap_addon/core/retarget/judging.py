@@ -20,10 +20,11 @@ from ..body.contacts import find_contacts
 from ..body.footing import standing
 from ..body.reference import LEG_JOINTS
 from ..body.soles import feet_points, lowest
-from ..kinematics import World, forward_kinematics
+from ..kinematics import forward_kinematics
 from ..model import Clip, Skeleton
 from ..pose import Pose
 from ..rotations import FloatArray
+from ..transforms import World
 from .transfer import Figure, figure
 
 STRAIGHT = 3.0  # degrees of knee flexion under which a knee is straight

@@ -40,13 +40,14 @@ from ..body.footing import angles_to_reach as _angles_to_reach
 from ..body.footing import rotations_about as _rotations_about
 from ..body.identity import same_body
 from ..body.soles import Foot, feet_of
-from ..kinematics import World, compose, forward_kinematics
+from ..kinematics import forward_kinematics
 from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, encode_joint
 from ..model import rotation_order as order_of
 from ..naming import CANONICAL_JOINTS, CANONICAL_PARENTS, map_skeleton
 from ..options import BONE_LENGTHS, CANONICAL_FEET, CANONICAL_METHOD, FEET, FREE, HIPS_TRAVEL, PLANTED
 from ..pose import Motion, Pose, as_pose, like
 from ..rotations import FloatArray, axis_matrices, euler_to_matrix
+from ..transforms import World, compose
 from ..vectors import dot, unit
 from .root_motion import ROOT_MOTION, move_root
 

@@ -43,12 +43,13 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ..kinematics import forward_kinematics, rest_positions, world_positions
+from ..kinematics import forward_kinematics, world_positions
 from ..model import Clip, Skeleton
 from ..naming import CANONICAL_JOINTS, CANONICAL_PARENTS
 from ..pose import Pose
 from ..retarget.transfer import bone_ends
 from ..rotations import FloatArray, quaternion_conjugate, quaternion_multiply, slerp
+from ..transforms import rest_positions
 from .frame_matching import IntArray, heading
 from .graph import MotionGraph, Transition, gap_frames, run_ends
 

@@ -17,9 +17,10 @@ import numpy as np
 
 from ...bones import choose_tails
 from ...errors import MocapWriteError
-from ...kinematics import FRAME_BLOCK, last_angles, local_transforms, rest_pose
+from ...kinematics import FRAME_BLOCK, last_angles, local_transforms
 from ...model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, encode_motion
 from ...rotations import matrix_to_euler
+from ...transforms import rest_pose
 from ..textio import atomic_write, number_text, printable, quote, require_writable, safe_names
 from .asf import applied_order, direction_and_length, file_layout
 
