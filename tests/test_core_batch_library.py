@@ -94,7 +94,7 @@ def test_every_broken_take_is_reported_with_its_line(library, converted):
         line = by_input[take]
         assert line["status"] == "error" and line["error"] == str(caught.value)
         assert re.match(rf"[^:]+\.(bvh|htr|asf|amc):{caught.value.line}[:\s]", line["error"])
-        assert f"failed: {line['error']}" in result.stderr
+        assert f"failed: {line['input']}: {line['error']}" in result.stderr  # the take's path: names repeat
     seen = set()
     for take in library.takes:
         line = by_input[take]
