@@ -248,7 +248,10 @@ def test_synthesize_along_walks_the_curve_and_prune_cuts_a_stretch(scene):
     assert pruned != action and pruned.name.startswith(f"{WALK}_walk pruned")
     bpy.context.scene.frame_set(landings[0] - 2)
     kept = np.array(rig.matrix_world @ rig.pose.bones[0].head) / unit
-    np.testing.assert_allclose(kept, hips[landings[0] - 2 - first], atol=1e-4)  # the frames before the cut stay
+    # the frames before the cut stay; only as high as the retarget's floor (each written motion's own planted
+    # feet, feet="planted") may shift them, the same for all frames: within a millimetre
+    np.testing.assert_allclose(kept[:2], hips[landings[0] - 2 - first, :2], atol=1e-4)
+    assert abs(kept[2] - hips[landings[0] - 2 - first, 2]) <= 1e-3
     with pytest.raises(RuntimeError, match="between two of the action's"):
         bpy.ops.mocap.prune_walk(first=0, last=99)
 

@@ -267,7 +267,7 @@ class _WalkSettings:
     frames: IntProperty(name="Frames", default=600, min=1, max=10_000_000, description="Frames to synthesize")
     seed: IntProperty(name="Seed", default=0, min=0, description="The same seed gives the same motion")
     blend_frames: IntProperty(name="Blend Frames", default=5, min=0, max=1000,
-                              description="Frames each transition is blended over")
+                              description="Frames each transition is blended over (at least 0.2 s)")
 
 
 BUILD_SETTINGS = ("sigma", "nu", "threshold", "min_gap", "contacts")
@@ -570,7 +570,7 @@ class MOCAP_OT_synthesize_along(_WithGraph, bpy.types.Operator):
     curve: StringProperty(name="Curve", description="The Curve object to walk along (empty: the active object)")
     seed: IntProperty(name="Seed", default=0, min=0, description="Picks among the best starting frames")
     blend_frames: IntProperty(name="Blend Frames", default=5, min=0, max=1000,
-                              description="Frames each transition is blended over")
+                              description="Frames each transition is blended over (at least 0.2 s)")
     min_interval: FloatProperty(name="Min Interval", default=1.0, min=0.0, unit="TIME_ABSOLUTE",
                                 description="Seconds between transitions at least")
 

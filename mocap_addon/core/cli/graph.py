@@ -67,7 +67,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                        help=f"frames written (1 to {numbers.MAX_SYNTH_FRAMES})")
     synth.add_argument("--seed", type=numbers.seed, help="the same seed gives the same motion")
     synth.add_argument("--blend", type=numbers.blend_frames, default=5,
-                       help="frames each transition is blended over (default 5)")
+                       help="frames each transition is blended over, at least 0.2 s (default 5)")
     synth.add_argument("--start", type=numbers.frame_index, default=0, help="global frame to start from (default 0)")
     synth.add_argument("--onto", metavar="RIG_FILE", help="retarget the result onto this file's skeleton")
     add_precision(synth)
@@ -97,7 +97,7 @@ def add_follow_options(parser: argparse.ArgumentParser) -> None:
     """The settings of :func:`.transitions.follow`."""
     parser.add_argument("--seed", type=numbers.seed, default=0, help="picks among the best starting frames (default 0)")
     parser.add_argument("--blend", type=numbers.blend_frames, default=5,
-                        help="frames each transition is blended over (default 5)")
+                        help="frames each transition is blended over, at least 0.2 s (default 5)")
     parser.add_argument("--min-interval", type=numbers.length, default=1.0,
                         help="seconds between transitions at least (default 1)")
 

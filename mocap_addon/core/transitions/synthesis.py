@@ -62,7 +62,7 @@ TOES = [CANONICAL_JOINTS.index(n) for n in ("toes_l", "toes_r")]
 FLOOR_PERCENT = 2.0  # a clip without planted feet: its floor is this percentile of its lowest foot point
 MIN_INTERVAL = 1.0  # seconds between transitions, by default
 CARRY_RATE = 15.0  # frames per second of the motion a blend carries on (a faster capture's jitter averaged out)
-MIN_BLEND = 0.2  # seconds a blend lasts at least (blend_frames counts frames of a 30 fps motion or slower)
+MIN_BLEND = 0.2  # seconds a blend lasts at least (a longer blend_frames is kept; 0 is a sharp jump)
 
 
 def synthesize(graph: MotionGraph, clips: Sequence[Clip | Pose], *, frames: int, start: int = 0,
