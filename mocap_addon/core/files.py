@@ -20,11 +20,19 @@ class NotRegularFile(OSError):
         super().__init__(code, f"not a regular file ({kind}): only regular files are read", os.fspath(path))
 
 
+class FolderNotFile(NotRegularFile, IsADirectoryError):
+    """A folder given where a file is read: also the :class:`IsADirectoryError` Python raises for one."""
+
+
+def _refused(path: str | os.PathLike[str], mode: int) -> NotRegularFile:
+    return (FolderNotFile if stat.S_ISDIR(mode) else NotRegularFile)(path, mode)
+
+
 def require_regular_file(path: str | os.PathLike[str]) -> None:
     """Raise ``OSError`` unless ``path`` is a regular file (or a link to one); nothing is opened."""
     mode = os.stat(path).st_mode
     if not stat.S_ISREG(mode):
-        raise NotRegularFile(path, mode)
+        raise _refused(path, mode)
 
 
 def read_regular_file(path: str | os.PathLike[str]) -> bytes:
@@ -34,5 +42,5 @@ def read_regular_file(path: str | os.PathLike[str]) -> bytes:
     with os.fdopen(descriptor, "rb") as handle:
         mode = os.fstat(descriptor).st_mode
         if not stat.S_ISREG(mode):
-            raise NotRegularFile(path, mode)
+            raise _refused(path, mode)
         return handle.read()
