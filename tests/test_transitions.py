@@ -650,6 +650,44 @@ def test_synthesis_keeps_one_floor_no_loops_and_calm_transitions(walks):
 
 
 @needs_corpus
+def test_synthesis_keeps_the_minimum_interval_where_a_run_ends_in_a_trap(walks):
+    """The issue's library at 30 fps: the dance's last kept run ends where its only way on jumps 15 frames
+    back into itself, so a walk that lands there and plays on used to loop on 15-frame transitions (seeds
+    2-4).  Every transition now lands where the interval can be kept for ever."""
+    from mocap_addon.core.transitions.quality import most_repeats
+    from mocap_addon.core.transitions.synthesis import interval_frames, safe_landings
+
+    clips = [*walks, part(load(DANCE), 0, 1000)]
+    graph = build(clips, fps=30.0)
+    gap = interval_frames(graph, 1.0)
+    ends = run_ends(graph.alive, graph.clip_ends)
+    safe = safe_landings(graph, gap, ends)
+    lasting = graph.alive & (ends - np.arange(graph.frame_count) >= gap)
+    assert (safe <= lasting).all() and (lasting & ~safe).any()  # some long runs lead only into traps
+    for seed in (1, 2, 3, 4):
+        result = synthesize(graph, clips, frames=2400, seed=seed)
+        landings = [t for t, _, _ in result.metadata["transitions"]]
+        assert len(landings) >= 10 and np.all(np.diff(landings) >= gap), (seed, np.diff(landings).min())
+        assert all(safe[target] for _, _, target in result.metadata["transitions"])
+        assert most_repeats(result.metadata["path"]) <= 2
+    assert gap == 30
+    # prune's join keeps the interval between its own transitions where the graph has such a walk
+    from mocap_addon.core.transitions import prune
+    from mocap_addon.core.transitions.pruning import join
+
+    def closest_jumps(source: int, target: int, least: int) -> int:
+        frames = np.concatenate([[source], join(graph, source, target, gap=least), [target]])
+        return int(np.diff(np.flatnonzero(frames[1:] != frames[:-1] + 1), prepend=-gap, append=10**9).min())
+
+    path = np.asarray(result.metadata["path"])
+    pairs = [(int(path[k]), int(path[(7 * k) % 2300])) for k in range(100, 2300, 100)]
+    assert all(closest_jumps(source, target, gap) >= gap for source, target in pairs)
+    assert sum(closest_jumps(source, target, 0) < gap for source, target in pairs) >= 5  # the shortest joins do not
+    start, removed, added = prune(graph, clips, result, 2, 6).metadata["pruned"]
+    assert added == len(join(graph, int(path[start - 1]), int(path[start + removed]), gap=gap))
+
+
+@needs_corpus
 @pytest.mark.parametrize("fps", [30.0, 120.0])
 def test_transitions_along_a_path_are_no_rougher_than_synthesized_ones_nor_the_clips(fps):
     """One graph of locomotion (scripts/graph_report.py's) at 30 and 120 fps: the 95th percentile of the

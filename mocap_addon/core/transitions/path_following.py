@@ -30,7 +30,7 @@ from ..pose import Pose
 from ..rotations import FloatArray
 from .frame_matching import IntArray
 from .graph import MotionGraph, Transition, run_ends
-from .synthesis import MIN_INTERVAL, _Source, allowed, assemble, integrate, interval_frames
+from .synthesis import MIN_INTERVAL, _Source, allowed, assemble, integrate, interval_frames, safe_landings
 
 STEER_LIMIT = math.radians(40.0)  # radians per second the figure may turn beyond its source
 STEER_CHOICES = 9  # steering rates tried per stretch, evenly from -STEER_LIMIT to +STEER_LIMIT
@@ -189,6 +189,7 @@ class _Search:
         last_source = np.searchsorted(graph.sources, self.ends) - 1  # of each frame's run, at or after it
         exits = graph.sources[np.maximum(last_source, 0)]
         self.exits = np.where((last_source >= 0) & (exits >= np.arange(graph.frame_count)), exits, -1)
+        self.safe = safe_landings(graph, gap, self.ends)
         self.window = max(1, round(WINDOW * graph.fps))
         self.rates = np.linspace(-STEER_LIMIT, STEER_LIMIT, STEER_CHOICES) / graph.fps
 
@@ -306,7 +307,8 @@ class _Search:
         kept = [t for source in sorted({t.source for t in every})
                 for t in allowed([t for t in every if t.source == source], [*played, (first, source)], self.gap,
                                  self.ends)]
-        way_on = [t for t in kept if self.exits[t.target] >= t.target + self.gap - 1]  # a transition after it
+        safe = [t for t in kept if self.safe[t.target]]  # the interval can be kept for ever after it
+        way_on = safe or [t for t in kept if self.exits[t.target] >= t.target + self.gap - 1]
         kept = way_on or [t for t in kept if self.exits[t.target] >= t.target]
         return kept if kept or not forced else every  # where the graph leaves no choice, the rules give way
 

@@ -16,15 +16,16 @@ from ..model import Clip
 from ..pose import Pose
 from .frame_matching import IntArray
 from .graph import MotionGraph, run_ends
-from .synthesis import assemble
+from .synthesis import MIN_INTERVAL, assemble, interval_frames
 
 
 def prune(graph: MotionGraph, clips: Sequence[Clip | Pose], made: Clip | Pose | Mapping[str, Any], first: int,
-          last: int, *, blend_frames: int = 5) -> Clip:
+          last: int, *, blend_frames: int = 5, min_interval: float = MIN_INTERVAL) -> Clip:
     """Motion ``made`` from ``graph`` (:func:`.synthesis.synthesize`'s or :func:`.path_following.follow`'s
     result, or its ``metadata``) without the frames from its transition number ``first`` up to its
     transition number ``last`` (indices into ``metadata["transitions"]``, ``first < last``), the frame
-    before the cut joined to the frame after it through the graph (:func:`join`) and the whole assembled
+    before the cut joined to the frame after it through the graph (:func:`join`, its transitions at least
+    ``min_interval`` seconds apart where the graph has such a walk, else the shortest) and the whole assembled
     again from where ``made`` started (its ``"steer"``, if any, kept on the frames kept).
     ``metadata["pruned"]``: ``(first output frame removed, frames removed, frames the join added)``.
     """
@@ -35,7 +36,11 @@ def prune(graph: MotionGraph, clips: Sequence[Clip | Pose], made: Clip | Pose | 
                          f"(got {first} and {last})")
     path = np.asarray(metadata["path"], dtype=np.int64)
     start, stop = int(transitions[first][0]), int(transitions[last][0])
-    bridge = join(graph, int(path[start - 1]), int(path[stop]))
+    source, target = int(path[start - 1]), int(path[stop])
+    try:
+        bridge = join(graph, source, target, gap=interval_frames(graph, min_interval))
+    except ValueError:
+        bridge = join(graph, source, target)
     frames = np.concatenate([path[:start], bridge, path[stop:]])
     steer = np.asarray(metadata.get("steer", np.zeros(len(path))), dtype=np.float64)
     kept_steer = np.concatenate([steer[:start], np.zeros(len(bridge)), steer[stop:]])
@@ -46,9 +51,10 @@ def prune(graph: MotionGraph, clips: Sequence[Clip | Pose], made: Clip | Pose | 
     return out
 
 
-def join(graph: MotionGraph, source: int, target: int) -> IntArray:
+def join(graph: MotionGraph, source: int, target: int, *, gap: int = 0) -> IntArray:
     """The fewest frames to play after global frame ``source`` so that ``target`` comes next (empty when
-    ``target`` follows ``source`` in its clip); ``ValueError`` when the graph has no way."""
+    ``target`` follows ``source`` in its clip), with at least ``gap`` frames between its transitions;
+    ``ValueError`` when the graph has no way."""
     ends = run_ends(graph.alive, graph.clip_ends)
     if not (graph.alive[source] and graph.alive[target]):
         raise ValueError("both ends of the cut must be in the graph's kept part")
@@ -68,7 +74,7 @@ def join(graph: MotionGraph, source: int, target: int) -> IntArray:
         if here <= target < end and target + 1 - here + cost < reached.get(arrived, (np.inf, 0))[0]:
             reached[arrived] = (cost + target - here, node)
             heapq.heappush(queue, (cost + target - here, arrived))
-        low, high = np.searchsorted(graph.sources, [here - (node < 0), end])
+        low, high = np.searchsorted(graph.sources, [source if node < 0 else here + max(gap - 1, 0), end])
         for edge in range(int(low), int(high)):
             total = cost + int(graph.sources[edge]) - here + 1
             if edge not in done and total < reached.get(edge, (np.inf, 0))[0]:

@@ -50,7 +50,7 @@ from ..pose import Pose
 from ..retarget.transfer import bone_ends
 from ..rotations import FloatArray, quaternion_conjugate, quaternion_multiply, slerp
 from ..transforms import rest_positions
-from .frame_matching import IntArray, heading
+from .frame_matching import BoolArray, IntArray, heading
 from .graph import MotionGraph, Transition, gap_frames, run_ends
 
 Chooser = Callable[[int, list[Transition]], Transition | None]
@@ -112,8 +112,10 @@ def walk(graph: MotionGraph, frames: int, *, start: int = 0, seed: int | None = 
 
     A ``start`` outside the kept part plays on into it (``ValueError`` when its clip never gets there).
     Decisions are made only at frames with transitions once ``min_interval`` has passed since the last
-    one, among the transitions :func:`allowed` keeps (all of them where a clip's kept part ends and none
-    is), so the loop runs once per decision, not per frame.
+    one, among the transitions :func:`allowed` keeps that land where the interval can be kept for ever
+    (:func:`safe_landings`), so the loop runs once per decision, not per frame.  The random walk leaves a
+    run by its last such transition at the latest; a caller's ``choose`` may play on to the run's end,
+    where the rules give way (those landings first, then any) when nothing else is left.
     """
     if frames < 1:
         raise ValueError(f"frames must be at least 1, got {frames}")
@@ -124,6 +126,10 @@ def walk(graph: MotionGraph, frames: int, *, start: int = 0, seed: int | None = 
     gap = interval_frames(graph, min_interval)
     clip_ends = graph.clip_ends
     ends = run_ends(graph.alive, clip_ends)
+    safe = safe_landings(graph, gap, ends)
+    exits = np.zeros(total, dtype=bool)
+    exits[graph.sources[safe[graph.targets]]] = True
+    last_exit = np.maximum.accumulate(np.where(exits, np.arange(total), -1))
     decisions = np.unique(graph.sources)
     pieces: list[IntArray] = []
     played: list[tuple[int, int]] = []
@@ -131,6 +137,8 @@ def walk(graph: MotionGraph, frames: int, *, start: int = 0, seed: int | None = 
     while True:
         last = _last_playable(graph, frame, ends, clip_ends, start)
         earliest = frame + max(0, free_from - made - 1)
+        if choose is None and last_exit[last] >= max(earliest, frame):
+            last = int(last_exit[last])  # the run's last way on to a safe landing: the random walk leaves by then
         found = int(np.searchsorted(decisions, earliest))
         decision = int(decisions[found]) if found < len(decisions) and decisions[found] <= last else last
         if made + decision - frame + 1 >= frames:
@@ -142,15 +150,33 @@ def walk(graph: MotionGraph, frames: int, *, start: int = 0, seed: int | None = 
         if not every and decision == last:
             raise ValueError(f"frame {decision} ({_where(graph, decision)}) is a dead end: build the graph with "
                              f"strongly_connected=True")
-        options = allowed(every, [*played, (first, decision)], gap, ends)
+        options = [t for t in allowed(every, [*played, (first, decision)], gap, ends) if safe[t.target]]
         if decision == last and not options:
-            options = every
+            options = [t for t in every if safe[t.target]] or every
         taken = _choose(decision, options, decision < last, rng, choose) if options else None
         if taken is None:
             frame = decision + 1
         else:
             played.append((first, decision))
             frame, first, free_from = taken.target, taken.target, made + gap
+
+
+def safe_landings(graph: MotionGraph, gap: int, ends: IntArray) -> BoolArray:
+    """Frames where a walk may land and keep ``gap`` frames between transitions for ever: from each, within
+    its run and at least ``gap - 1`` frames on, a transition leads to another such frame (the largest such
+    set).  Where the graph has none, every frame whose run lasts ``gap`` frames."""
+    total = graph.frame_count
+    frames = np.arange(total)
+    lasting = graph.alive & (ends - frames >= gap)
+    safe = lasting
+    while True:
+        exits = np.zeros(total, dtype=bool)
+        exits[graph.sources[safe[graph.targets]]] = True
+        next_exit = np.append(np.minimum.accumulate(np.where(exits, frames, total)[::-1])[::-1], total)
+        kept = safe & (next_exit[np.minimum(frames + gap - 1, total)] < ends)
+        if np.array_equal(kept, safe):
+            return safe if safe.any() else lasting
+        safe = kept
 
 
 def _last_playable(graph: MotionGraph, frame: int, ends: IntArray, clip_ends: IntArray, start: int) -> int:
