@@ -131,11 +131,16 @@ def test_nothing_is_written_through_a_link_out_of_the_output_folder(tmp_path):
     assert list(outside.iterdir()) == []
 
 
-def test_a_take_past_its_time_limit_fails_alone(tmp_path, monkeypatch):
+def walk_job(tmp_path):
+    """The conversion job of a walk in a two-take library, and the staging folder it writes through."""
     library = two_takes(tmp_path)
     staging = tmp_path / "out" / ".staging"
     staging.mkdir(parents=True)
-    job = plan([str(library / "walk.bvh")], str(tmp_path / "out"), "bvh")[0]
+    return plan([str(library / "walk.bvh")], str(tmp_path / "out"), "bvh")[0], staging
+
+
+def test_a_take_past_its_time_limit_fails_alone(tmp_path, monkeypatch):
+    job, staging = walk_job(tmp_path)
 
     def endless(*args, **kwargs):
         while True:
@@ -213,10 +218,7 @@ def test_a_scheduler_that_is_no_address_gives_one_line(tmp_path):
 
 def test_a_take_past_its_time_limit_fails_alone_off_the_main_thread(tmp_path, monkeypatch):
     """Dask runs takes on worker threads, where no timer signal reaches: the limit holds there too."""
-    library = two_takes(tmp_path)
-    staging = tmp_path / "out" / ".staging"
-    staging.mkdir(parents=True)
-    job = plan([str(library / "walk.bvh")], str(tmp_path / "out"), "bvh")[0]
+    job, staging = walk_job(tmp_path)
 
     def endless(*args, **kwargs):
         while True:

@@ -61,6 +61,16 @@ def rig_copy(context: bpy.types.Context, obj: bpy.types.Object, name: str) -> bp
     return copy
 
 
+def make_active(context: bpy.types.Context, obj: bpy.types.Object) -> None:
+    """Select ``obj`` alone and make it the active object (where a tool leaves what it made)."""
+    view_layer = context.view_layer
+    assert view_layer is not None, "run with a view layer"
+    for other in view_layer.objects.selected:
+        other.select_set(False)
+    obj.select_set(True)
+    view_layer.objects.active = obj
+
+
 def armature_data(obj: bpy.types.Object) -> bpy.types.Armature:
     """The armature of an armature object (its ``data``)."""
     data = obj.data

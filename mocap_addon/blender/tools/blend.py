@@ -21,7 +21,15 @@ import numpy as np
 from bpy.props import FloatProperty, IntProperty, PointerProperty, StringProperty
 
 from ..bridge.animation import curves_by_path, sample_fcurve
-from ..bridge.armature import armature_data, armature_named, is_armature, named_or_selected, pose_bones, rig_copy
+from ..bridge.armature import (
+    armature_data,
+    armature_named,
+    is_armature,
+    make_active,
+    named_or_selected,
+    pose_bones,
+    rig_copy,
+)
 from ..bridge.blend_inputs import BLEND_OPTIONS, BlendOptions, Prepared, clip_to_world, prepare_blend
 from ..bridge.compat import add_properties, assign_action, remove_properties, run_time_property
 from ..bridge.frame_range import FrameRange, in_range
@@ -146,15 +154,6 @@ def _keyed(context: bpy.types.Context, clip_a: bpy.types.Object, clip_b: bpy.typ
     return result
 
 
-def _make_active(context: bpy.types.Context, obj: bpy.types.Object) -> None:
-    view_layer = context.view_layer
-    assert view_layer is not None, "run with a view layer"
-    for other in view_layer.objects.selected:
-        other.select_set(False)
-    obj.select_set(True)
-    view_layer.objects.active = obj
-
-
 class MOCAP_OT_blend(_BlendOptions, bpy.types.Operator):
     """Blend two armatures' actions into <A>_blend (made, or updated following its keyed mix)"""
 
@@ -182,7 +181,7 @@ class MOCAP_OT_blend(_BlendOptions, bpy.types.Operator):
         except (ValueError, RuntimeError) as error:
             self.report({"ERROR"}, f"Blend failed: {error}")
             return {"CANCELLED"}
-        _make_active(context, result)
+        make_active(context, result)
         self.report({"INFO"}, f"Blended {clip_a.name} and {clip_b.name} into {result.name} "
                               f"in {time.perf_counter() - started:.2f} s")
         return {"FINISHED"}

@@ -30,7 +30,14 @@ from bpy.app.handlers import persistent
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
 
 from ...core.options import FEET, HIPS_TRAVEL
-from ..bridge.armature import armature_named, is_armature, named_or_selected, pose_bones, rig_copy
+from ..bridge.armature import (
+    armature_named,
+    is_armature,
+    make_active,
+    named_or_selected,
+    pose_bones,
+    rig_copy,
+)
 from ..bridge.armature_to_clip import armature_action
 from ..bridge.blend_inputs import (
     BLEND_OPTIONS,
@@ -263,15 +270,6 @@ def _take_action_off(obj: bpy.types.Object) -> None:
     obj.animation_data.action = None
 
 
-def _make_active(context: bpy.types.Context, obj: bpy.types.Object) -> None:
-    view_layer = context.view_layer
-    assert view_layer is not None, "run with a view layer"
-    for other in view_layer.objects.selected:
-        other.select_set(False)
-    obj.select_set(True)
-    view_layer.objects.active = obj
-
-
 # Operators ------------------------------------------------------------------------------------------------------
 
 class MOCAP_OT_live_blend(BlendOptions, bpy.types.Operator):
@@ -326,7 +324,7 @@ class MOCAP_OT_live_blend(BlendOptions, bpy.types.Operator):
                                             poser)
         assert context.scene is not None
         refresh(target, context.scene)
-        _make_active(context, target)
+        make_active(context, target)
         self.report({"INFO"}, f"{target.name}: live mix of {clip_a.name} and {clip_b.name} "
                               f"(prepared in {time.perf_counter() - started:.2f} s)")
         return {"FINISHED"}

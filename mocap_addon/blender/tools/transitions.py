@@ -31,7 +31,7 @@ from bpy.app.handlers import persistent
 from bpy.props import BoolProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
 
 from ..bridge.animation import curves_by_path, fill_curve
-from ..bridge.armature import armature_data, armature_named, is_armature, rig_copy
+from ..bridge.armature import armature_data, armature_named, is_armature, make_active, rig_copy
 from ..bridge.armature_to_clip import armature_action
 from ..bridge.compat import add_properties, assign_action, id_property, remove_properties, run_time_property
 from ..bridge.graph_store import store_graph, stored_graph, stored_token
@@ -240,13 +240,7 @@ def _target_rig(context: bpy.types.Context) -> bpy.types.Object:
 def _show(context: bpy.types.Context, lib: Library, frame: int) -> None:
     """Make the clip of graph ``frame`` the active, selected armature and go to the frame."""
     clip, blender_frame = lib.blender_frame(frame)
-    obj = _armature(lib.objects[clip])
-    view_layer = context.view_layer
-    assert view_layer is not None, "a view layer"
-    for other in view_layer.objects.selected:
-        other.select_set(False)
-    obj.select_set(True)
-    view_layer.objects.active = obj
+    make_active(context, _armature(lib.objects[clip]))
     _scene(context).frame_set(round(blender_frame))
 
 
