@@ -87,8 +87,12 @@ def sheet_image(clip: Clip, title: str | None = None, body: StickFigures | None 
     scale = min(box_width / (x_high - x_low), box_height / (y_high - y_low))
     bottom = tallness - box_bottom - (box_height - (y_high - y_low) * scale) / 2
 
-    def pixels(x: np.ndarray | float, y: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
-        return box_left + (np.asarray(x) - x_low) * scale, bottom - (np.asarray(y) - y_low) * scale
+    def pixels(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return box_left + (x - x_low) * scale, bottom - (y - y_low) * scale
+
+    def pixel(x: float, y: float) -> tuple[float, float]:
+        across, down = pixels(np.asarray(x), np.asarray(y))
+        return float(across), float(down)
 
     canvas = Canvas(width, tallness)
     floors, lines, colours = [], [], []
@@ -103,7 +107,7 @@ def sheet_image(clip: Clip, title: str | None = None, body: StickFigures | None 
         shown_height = np.take_along_axis(height, order[..., None], axis=1) + base
         lines.append(np.stack([shown_across, shown_height], axis=-1).reshape(-1, 2, 2))
         colours.append(_colours(body.sides)[order.ravel()])
-        canvas.text(*pixels(-0.62 * step, base + tall / 2), name, 10, rgb(FAINT), horizontal="center",
+        canvas.text(*pixel(-0.62 * step, base + tall / 2), name, 10, rgb(FAINT), horizontal="center",
                     vertical="center", upright=True)
     floor = np.concatenate(floors)
     canvas.strokes(np.stack(pixels(floor[..., 0], floor[..., 1]), axis=-1), np.full((len(floor), 3), rgb(FLOOR)),
@@ -113,8 +117,9 @@ def sheet_image(clip: Clip, title: str | None = None, body: StickFigures | None 
                    points_to_pixels(1.6))
     line_step = 1.3 * points_to_pixels(8)
     for panel, row in enumerate(body.frames):
-        label = (f"frame {clip.start_frame + int(row)}", f"{row * clip.frame_time:.2f} s") if clip.frame_count else ("rest",)
-        x, y = pixels(panel * step, -0.05 * tall)
+        label = ((f"frame {clip.start_frame + int(row)}", f"{row * clip.frame_time:.2f} s") if clip.frame_count
+                 else ("rest",))
+        x, y = pixel(panel * step, -0.05 * tall)
         for number, text in enumerate(label):
             canvas.text(x, y + number * line_step, text, 8, rgb(FAINT), horizontal="center")
     canvas.text(0.02 * width, 0.05 * tallness, title or "clip", 13, rgb(TEXT), bold=True)

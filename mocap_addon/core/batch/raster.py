@@ -13,6 +13,7 @@ import functools
 import os
 import struct
 import zlib
+from typing import Any
 
 import numpy as np
 
@@ -115,7 +116,8 @@ def glyphs(line: str, size: float, bold: bool) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=2)
-def _font(bold: bool):  # type: ignore[no-untyped-def]
+def _font(bold: bool) -> Any:
+    """matplotlib's DejaVu Sans (bold), as FreeType reads it."""
     import matplotlib
     from matplotlib.ft2font import FT2Font
 

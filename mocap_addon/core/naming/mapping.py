@@ -18,7 +18,6 @@ from .presets import PresetLike, as_preset
 from .sides import settle_sides
 from .trunk import label_trunk
 
-
 MAPPINGS_KEPT = 16  # skeletons whose detected mapping a process keeps (a library repeats a few skeletons)
 _detected: OrderedDict[str, dict[str, str | None]] = OrderedDict()
 
