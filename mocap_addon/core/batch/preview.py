@@ -27,7 +27,7 @@ from ..kinematics import end_site_positions, forward_kinematics
 from ..model import Clip
 from ..rotations import FloatArray
 from ..transforms import rest_pose
-from .raster import DPI, Canvas, points_to_pixels, rgb, write_png
+from .raster import DPI, Canvas, glyphs, points_to_pixels, rgb, write_png
 
 PREVIEW_EXTRA = 'pip install "mocap-addon[previews]" (or pip install matplotlib)'
 MOMENTS = 6
@@ -94,7 +94,9 @@ def sheet_image(clip: Clip, title: str | None = None, body: StickFigures | None 
         across, down = pixels(np.asarray(x), np.asarray(y))
         return float(across), float(down)
 
-    canvas = Canvas(width, tallness)
+    headings = [(title or "clip", 13, rgb(TEXT), True, 0.05), (caption(clip), 10, rgb(FAINT), False, 0.115)]
+    widest = max(glyphs(text, size, bold).shape[1] for text, size, _, bold, _ in headings)
+    canvas = Canvas(max(width, round(0.02 * width) + widest + 1), tallness)  # a long name widens the sheet
     floors, lines, colours = [], [], []
     for view, (_, away, name) in enumerate(views):
         base = (len(views) - 1 - view) * lift
@@ -122,8 +124,8 @@ def sheet_image(clip: Clip, title: str | None = None, body: StickFigures | None 
         x, y = pixel(panel * step, -0.05 * tall)
         for number, text in enumerate(label):
             canvas.text(x, y + number * line_step, text, 8, rgb(FAINT), horizontal="center")
-    canvas.text(0.02 * width, 0.05 * tallness, title or "clip", 13, rgb(TEXT), bold=True)
-    canvas.text(0.02 * width, 0.115 * tallness, caption(clip), 10, rgb(FAINT))
+    for text, size, colour, bold, top in headings:
+        canvas.text(0.02 * width, top * tallness, text, size, colour, bold=bold)
     return canvas.cropped(round(0.2 * DPI))
 
 
