@@ -11,14 +11,16 @@ from .frame_range import FrameRange, in_range
 
 if TYPE_CHECKING:
     from ...core import Pose
+    from .control_rig import ControlRig
 
 
 def retargeted(source: bpy.types.Object, target: bpy.types.Object, root: str, feet: str,
-               frames: FrameRange | None = None) -> Pose:
+               frames: FrameRange | None = None, controls: ControlRig | None = None) -> Pose:
     """``source``'s action (its ``frames`` where given) on ``target``'s skeleton (core ``retarget``, ``root``
     and ``feet`` its ids), with both armatures' stored bone mappings and reference poses.  What the target
     plays now never changes the result: its rest (or stored reference pose), and for a rig imported here the
-    captures it came with (its floor, how its bones twist)."""
+    captures it came with (its floor, how its bones twist).  With ``controls``, the result is on the rig's
+    driven bones (``control_rig.driven_skeleton``, mapped by detection), for ``control_rig.key_controls``."""
     from ...core.retarget.transfer import retarget
     from .bone_mapping import armature_mapping
     from .import_record import captured_action
@@ -26,6 +28,11 @@ def retargeted(source: bpy.types.Object, target: bpy.types.Object, root: str, fe
     from .reference_pose import reference_rotations
 
     pose = armature_pose(source) if frames is None else in_range(armature_pose(source), frames)
+    if controls is not None:
+        from .control_rig import driven_skeleton
+
+        return retarget(pose, driven_skeleton(target, controls), mapping=armature_mapping(source), root=root,
+                        source_reference=reference_rotations(source), feet=feet)
     captures = captured_action(target)
     onto = armature_skeleton(target) if captures is None else armature_pose(target, captures)
     return retarget(pose, onto, mapping=armature_mapping(source), target_mapping=armature_mapping(target),
