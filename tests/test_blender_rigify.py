@@ -81,7 +81,7 @@ def test_a_generated_rigify_rig_is_keyed_on_its_fk_controls_and_its_deform_bones
 
 
 def keyed_bones(rig, action) -> set[str]:
-    from mocap_addon.blender.bridge.animation import curves_by_path
+    from mocap_addon.blender.bridge.read_rig import curves_by_path
 
     return {path.split('"')[1] for path, _ in curves_by_path(rig, action)}
 

@@ -15,7 +15,7 @@ reached through helper bones that hold still relative to it (Rigify's MCH
 bones, with the rig's follow switches set so that they do).  A control with
 no anchor hangs from the armature (its helpers at rest) and is keyed with its
 location.  Everything is numpy over frames; keys go through
-:func:`.animation.write_action`.
+:func:`.write_rig.write_action`.
 """
 
 from __future__ import annotations
@@ -30,11 +30,12 @@ import numpy as np
 
 from ...core import Pose, Skeleton, rotations
 from ...core.kinematics import forward_kinematics
-from .animation import write_action
 from .armature import armature_data, pose_bones
 from .compat import id_property
 from .conversion import DEFAULT_AXES, conversion_matrix
-from .motion import keep_action
+from .import_record import FRAME_TIME
+from .read_rig import armature_action, rest_matrices
+from .write_rig import keep_action, write_action
 
 CONTROLS_PROPERTY = "mocap_controls"  # a user's control mapping (JSON text) on the armature data
 
@@ -148,7 +149,7 @@ def check_controls(obj: bpy.types.Object, rig: ControlRig) -> None:
 
 def driven_skeleton(obj: bpy.types.Object, rig: ControlRig) -> Skeleton:
     """The driven bones as a skeleton in clip space (the exporters' default axes, Blender units), as
-    ``motion.armature_skeleton`` makes one of a plain rig.  A bone hangs from its nearest ancestor among them,
+    ``read_rig.armature_skeleton`` makes one of a plain rig.  A bone hangs from its nearest ancestor among them,
     else from the one whose tail its head touches (Rigify's spine bones hang from controls)."""
     bones = armature_data(obj).bones
     names = rig.driven
@@ -191,8 +192,11 @@ def _parents_first(parents: list[int]) -> list[int]:
 
 
 def _rest(obj: bpy.types.Object, names: list[str]) -> np.ndarray:
-    bones = armature_data(obj).bones
-    return np.array([np.array(bones[n].matrix_local) for n in names]).reshape(-1, 4, 4)
+    """The named bones' rest matrices ``(J, 4, 4)`` in armature space (``read_rig.rest_matrices``)."""
+    orientations, heads = rest_matrices(obj, names)
+    matrices = np.zeros((len(names), 4, 4))
+    matrices[:, :3, :3], matrices[:, :3, 3], matrices[:, 3, 3] = orientations, heads, 1.0
+    return matrices
 
 
 def driven_world(obj: bpy.types.Object, pose: Pose) -> dict[str, np.ndarray]:
@@ -235,7 +239,7 @@ def control_bases(obj: bpy.types.Object, rig: ControlRig, driven: dict[str, np.n
 def key_controls(obj: bpy.types.Object, rig: ControlRig, pose: Pose, *, name: str) -> bpy.types.Action:
     """A new action on ``obj`` keying the controls of ``rig`` so that its driven bones take ``pose`` (on
     :func:`driven_skeleton`), one key per frame from the pose's ``start_frame``; the rig's switches are set.
-    The action and the one it replaces are kept (``motion.keep_action``)."""
+    The action and the one it replaces are kept (``write_rig.keep_action``)."""
     if not pose.frame_count:
         raise ValueError("the motion has no frames to write")
     bases = control_bases(obj, rig, driven_world(obj, pose))
@@ -249,10 +253,10 @@ def key_controls(obj: bpy.types.Object, rig: ControlRig, pose: Pose, *, name: st
             turns = rotations.matrix_to_quaternion(rotations.nearest_rotation(basis[:, :3, :3]))
             yield turns, basis[:, :3, 3], None
 
-    replaced = obj.animation_data.action if obj.animation_data else None
+    replaced = armature_action(obj)
     frames = pose.start_frame + np.arange(pose.frame_count, dtype=np.float64)
     action = write_action(obj, name, names, frames, "KEEP", ["XYZ"] * len(names), moving, keys())
-    action["mocap_frame_time"] = pose.frame_time
+    action[FRAME_TIME] = pose.frame_time
     keep_action(action)
     if replaced is not None:
         keep_action(replaced)
