@@ -49,6 +49,7 @@ from ..pose import Motion, Pose, as_pose, like
 from ..rotations import FloatArray, axis_matrices, euler_to_matrix
 from ..transforms import World, compose
 from ..vectors import dot, unit
+from .continuity import continued, largest_steps
 from .root_motion import ROOT_MOTION, move_root
 
 REQUIRED = ("hips", "upper_leg_l", "lower_leg_l", "foot_l", "upper_leg_r", "lower_leg_r", "foot_r")
@@ -654,7 +655,8 @@ def _transfer(motion: Pose, source: Figure, target: Figure, root: str, unit: flo
         elif not order:
             held = np.broadcast_to(base, desired.shape)
         else:
-            held = base @ _held(skeleton.channels[joint], np.swapaxes(base, -1, -2) @ desired, bone.get(joint))
+            held = base @ _held(skeleton.channels[joint], np.swapaxes(base, -1, -2) @ desired, bone.get(joint),
+                                largest_steps(desired))
         if joint in hinge_of:
             child = hinge_of[joint]
             held = _twist_for_hinge(held, skeleton, target, child,
@@ -738,40 +740,42 @@ def _angle_about(axis: FloatArray, start: FloatArray, toward: FloatArray) -> Flo
     return np.arctan2(dot(axis, np.cross(start, toward)), dot(start, toward))
 
 
-def _held(layout: tuple[str, ...], local: FloatArray, bone: FloatArray | None) -> FloatArray:
+def _held(layout: tuple[str, ...], local: FloatArray, bone: FloatArray | None,
+          steps: FloatArray | None = None) -> FloatArray:
     """The frame rotations ``(F, 3, 3)`` a joint with one or two rotation channels holds for the wanted
     ``local`` ones (relative to its rest rotation).
 
     With a bone, the held rotation points it where ``local`` would (closed
     form, of the candidates the one nearest ``local``); the channels' own
     decomposition is kept where it points the bone as well.  Without a bone,
-    the decomposition the channels would store.
+    the decomposition the channels would store.  The chosen channel angles
+    turn at most :func:`.continuity.largest_steps` per frame (no spins where
+    the wanted direction passes near a channel's axis), or ``steps`` ``(F - 1,)`` radians.
     """
     order = order_of(layout)
     rotation_layout = tuple(c for c in layout if c in ROTATION_CHANNELS)
-    angles = encode_joint(rotation_layout, local)
-    candidates = [euler_to_matrix(np.radians(angles), order)]
-    if bone is not None:
-        axes = np.eye(3)[["XYZ".index(a) for a in order]]
-        direction = bone / np.linalg.norm(bone)
-        goal = local @ direction
-        frames = local.shape[0]
-        if len(order) == 1:
-            angle = _angle_about(np.broadcast_to(axes[0], (frames, 3)), np.broadcast_to(direction, (frames, 3)),
-                                 goal)
-            candidates.append(axis_matrices(order, angle))
-        else:
-            first, second = axes
-            spun = np.broadcast_to(direction, (frames, 3))
-            for inner in _angles_to_reach(np.broadcast_to(second, (frames, 3)), spun,
-                                          np.broadcast_to(first, (frames, 3)), dot(goal, first))[:2]:
-                inner_turn = axis_matrices(order[1], inner)
-                outer = _angle_about(np.broadcast_to(first, (frames, 3)), inner_turn @ direction, goal)
-                candidates.append(axis_matrices(order[0], outer) @ inner_turn)
-        stacked = np.stack(candidates)
-        miss = np.linalg.norm(stacked @ direction - goal, axis=-1)
-        return stacked[_best(miss, np.abs(stacked - local).max(axis=(-2, -1)), stacked), np.arange(frames)]
-    return candidates[0]
+    candidates = [np.radians(encode_joint(rotation_layout, local))]
+    steps = largest_steps(local) if steps is None else steps
+    if bone is None:
+        return euler_to_matrix(continued(candidates[0], steps), order)
+    axes = np.eye(3)[["XYZ".index(a) for a in order]]
+    direction = bone / np.linalg.norm(bone)
+    goal = local @ direction
+    frames = local.shape[0]
+    spun = np.broadcast_to(direction, (frames, 3))
+    if len(order) == 1:
+        candidates.append(_angle_about(np.broadcast_to(axes[0], (frames, 3)), spun, goal)[:, None])
+    else:
+        first, second = (np.broadcast_to(axis, (frames, 3)) for axis in axes)
+        for inner in _angles_to_reach(second, spun, first, dot(goal, first))[:2]:
+            outer = continued(_angle_about(first, axis_matrices(order[1], inner) @ direction, goal), steps)
+            inner = _angle_about(second, spun, (axis_matrices(order[0], -outer) @ goal[..., None])[..., 0])
+            candidates.append(np.stack([outer, inner], axis=-1))
+    angles = np.stack(candidates)
+    stacked = euler_to_matrix(angles, order)
+    miss = np.linalg.norm(stacked @ direction - goal, axis=-1)
+    chosen = angles[_best(miss, np.abs(stacked - local).max(axis=(-2, -1)), stacked), np.arange(frames)]
+    return euler_to_matrix(continued(chosen, steps), order)
 
 
 def _best(miss: FloatArray, distance: FloatArray, candidates: FloatArray) -> FloatArray:
@@ -829,11 +833,12 @@ def _twist_for_hinge(parent_world: FloatArray, skeleton: Skeleton, target: Figur
     keep = float(hinge_axis @ hinge_bone / np.linalg.norm(hinge_bone))
     one, other, reachable = _angles_to_reach(spin_axis, current, goal, keep)
     nearest = _angle_about(spin_axis, current, wanted_axis)  # any turn reaches: the bones lie in one line
-    turns = np.stack([np.broadcast_to(np.eye(3), parent_world.shape)] + [
-        _rotations_about(spin_axis, np.where(reachable, angle, nearest)) for angle in (one, other)])
+    angles = np.stack([np.zeros(len(goal))] + [np.where(reachable, angle, nearest) for angle in (one, other)])
+    turns = np.stack([_rotations_about(spin_axis, angle) for angle in angles])
     axes = (turns @ current[..., None])[..., 0]
     choice = _best(np.abs(dot(axes, goal) - keep), np.linalg.norm(axes - wanted_axis, axis=-1), turns)
-    return turns[choice, np.arange(len(choice))] @ parent_world
+    steps = np.maximum(largest_steps(parent_world), largest_steps(hinge_wanted))
+    return _rotations_about(spin_axis, continued(angles[choice, np.arange(len(choice))], steps)) @ parent_world
 
 
 def _placed(reading: _Source, source: Figure, target: Figure, world: Callable[[int], FloatArray],
