@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 
 from ..model import Skeleton
 from .canonical import CANONICAL_JOINTS, REQUIRED_JOINTS
+from .checks import limb_chain_warnings
 from .figure import Figure
 from .labels import Labels, apply_preset
 from .landmarks import find_body
@@ -38,6 +39,7 @@ def mapping_report(skeleton: Skeleton, *, preset: PresetLike = None) -> str:
     lines.append(f"missing canonical joints ({len(missing)} of {len(CANONICAL_JOINTS)}): "
                  f"{', '.join(missing) or 'none'}")
     lines.append(f"missing required joints: {', '.join(required) or 'none'}")
+    lines += [f"warning: {warning}" for warning in limb_chain_warnings(skeleton, mapping)]
     return "\n".join(lines)
 
 
