@@ -34,7 +34,7 @@ import numpy as np
 from .. import rotations
 from ..body import reference as bodies
 from ..body.anatomy import twist_axes
-from ..body.contacts import Contacts, find_contacts
+from ..body.contacts import Contacts, find_contacts, standing_joints
 from ..body.footing import Gait, plant_feet, standing
 from ..body.footing import angles_to_reach as _angles_to_reach
 from ..body.footing import rotations_about as _rotations_about
@@ -197,7 +197,7 @@ def _planted(motion: Pose, result: Pose, source: Figure, target: Figure, standin
     """``result`` on the target's floor with its feet held during the source's contacts (see :func:`retarget`)."""
     source_mapping = {motion.skeleton.names[j]: c for c, j in source.canonical.items()}
     target_mapping = {target.skeleton.names[j]: c for c, j in target.canonical.items()}
-    source_world = forward_kinematics(motion)
+    source_world = forward_kinematics(motion, standing_joints(motion.skeleton.parents, source.canonical))
     contacts = find_contacts(motion, source_mapping, world=source_world)
     stand = _prepared(standing_on, "standing",
                       lambda: standing(standing_on, target_mapping, target.world.T @ np.array([0.0, 1.0, 0.0])),
@@ -285,11 +285,8 @@ def skeleton_fingerprint(skeleton: Skeleton) -> str:
 
 
 def _gait_of(placed: World, figure: Figure, up: FloatArray) -> Gait:
-    def world(joint: int) -> tuple[FloatArray, FloatArray]:
-        return rotations.quaternion_to_matrix(placed.quaternions[:, joint]), placed.positions[:, joint]
-
     legs = [tuple(figure.canonical[f"{j}_{side}"] for j in bodies.LEG_JOINTS) for side in "lr"]
-    return Gait.of(world, [(a, b, c) for a, b, c in legs], figure.feet(), up)
+    return Gait.of(placed, [(a, b, c) for a, b, c in legs], figure.feet(), up)
 
 
 def _mapping_warnings(*figures: Figure) -> list[str]:
