@@ -107,3 +107,17 @@ def test_a_hand_turning_any_way_keeps_its_orientation_on_a_roll_and_two_channel_
     assert judged.spins == 0
     assert np.median(judged.arm_turns["hand_l"]) < 1.0
     assert np.percentile(judged.arm_turns["hand_l"], 90) < 5.0
+
+
+@pytest.mark.corpus
+def test_arm_errors_are_zero_for_a_take_onto_its_own_skeleton():
+    """The judge's arm twist and turn against the source: nothing where the target holds every rotation."""
+    path = CORPUS / "bvh" / "fm_cmu_01_01.bvh"
+    if not path.exists():
+        pytest.skip("no corpus")
+    clip = load(path)
+    clip = Clip(clip.skeleton, clip.motion[::20], clip.frame_time * 20)
+    judged = judge(clip, clip, retarget(clip, clip, feet="free"))
+    assert set(judged.arm_turns) == {f"{bone}_{side}" for bone in ("upper_arm", "lower_arm", "hand") for side in "lr"}
+    for errors in (*judged.arm_turns.values(), *judged.twists.values()):
+        assert np.abs(errors).max() < 1e-4

@@ -28,7 +28,7 @@ from ..pose import Pose
 from ..rotations import FloatArray, matrix_to_quaternion
 from ..transforms import World
 from ..vectors import unit
-from .transfer import Figure, figure
+from .transfer import Figure, figure, paired_joints
 
 STRAIGHT = 3.0  # degrees of knee flexion under which a knee is straight
 SPIN = 60.0  # degrees a limb bone turns in one frame to spin...
@@ -128,9 +128,11 @@ def _arm_errors(world: World, source_world: World, target: Figure,
                 source: Figure) -> tuple[dict[str, FloatArray], dict[str, FloatArray]]:
     """How far ``(F,)`` (degrees) each arm bone of the result is turned about itself, and turned at all, from
     the world rotation the source's bone gives it (the retarget's mapping of reference poses and axes, see
-    :mod:`.transfer`).  A bone is the segment reaching the next mapped joint: its last joint's frame."""
+    :mod:`.transfer`).  A bone is the segment reaching the next mapped joint: its last joint's frame,
+    placed from the mapped joint by the reference pose (or following its own partner where paired by name)."""
     world_change = target.world.T @ source.world
     body_change = source.body.T @ target.body
+    pairs = paired_joints(source, target)
     twists, turns = {}, {}
     for limb in (f"{bone}_{side}" for bone in TWISTED for side in "lr"):
         joint, partner = target.canonical.get(limb), source.canonical.get(limb)
@@ -138,6 +140,8 @@ def _arm_errors(world: World, source_world: World, target: Figure,
             continue
         end = target.ends[joint]
         last = target.skeleton.parents[end]
+        if last in pairs:  # paired by name: it follows its own partner
+            partner = pairs[last]
         right = source.reference[partner].T @ body_change @ target.reference[last]
         expected = world_change @ source_world.rotations[:, partner] @ right
         off = matrix_to_quaternion(np.swapaxes(expected, -1, -2) @ world.rotations[:, last])

@@ -538,7 +538,7 @@ def _path(parents: list[int], start: int, stop: int) -> list[int]:
     return path[::-1]
 
 
-def _pairs(source: Figure, target: Figure) -> dict[int, int]:
+def paired_joints(source: Figure, target: Figure) -> dict[int, int]:
     """Target joint -> source joint: same canonical joint, or same name where neither is mapped."""
     pairs = {joint: source.canonical[c] for c, joint in target.canonical.items() if c in source.canonical}
     source_mapped, target_mapped = source.paired(), target.paired()
@@ -622,7 +622,7 @@ def _transfer(motion: Pose, source: Figure, target: Figure, root: str, unit: flo
     HIPS_TRAVEL.check(root)
     skeleton = target.skeleton
     parents = skeleton.parents
-    pairs = _pairs(source, target)
+    pairs = paired_joints(source, target)
     world_change = rotations.matrix_to_quaternion(target.world.T @ source.world)
     body_change = source.body.T @ target.body
     reference_local = _local(target.reference, parents)
