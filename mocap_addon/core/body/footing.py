@@ -413,12 +413,8 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     hip_points = positions[:, [leg.thigh for leg in legs]] + lifted
     lengths = [_bone_lengths(positions[0], leg) for leg in legs]
     spans = _spans(lengths, gait.knee_flexion)
-    stance = weights >= 1.0
-    sway = _hips_sway(hip_points, targets, stance, spans, up, SWAY * stand.leg, result.frame_time)
+    sway, wanted = _hips_placed(hip_points, targets, weights, spans, stand, result.frame_time)
     hip_points = hip_points + sway[:, None]
-    targets += (1.0 - weights)[..., None] * sway[:, None]  # free feet move with the hips
-    wanted = _hips_wanted(hip_points, targets, stance, spans, up, result.frame_time)
-    targets += ((1.0 - weights) * wanted[:, None])[..., None] * up  # free feet move with the hips
     targets += np.maximum(level - targets @ up, 0.0)[..., None] * up
     reach = np.maximum((1.0 - SOFTNESS) * np.array([sum(pair) for pair in lengths]), spans)
     lift = _capped_lift(hip_points, targets, weights, reach, wanted, up, result.frame_time)
@@ -549,6 +545,19 @@ def _hips_wanted(hips: FloatArray, ankles: FloatArray, stance: NDArray[np.bool_]
     if not known.any():
         return np.zeros(len(wanted))
     return _smoothed(np.interp(frames, frames[known], wanted[known]), HIPS_EASE / frame_time)
+
+
+def _hips_placed(hips: FloatArray, ankles: FloatArray, weights: FloatArray, spans: FloatArray, stand: Standing,
+                 frame_time: float) -> tuple[FloatArray, FloatArray]:
+    """Where the hips go so each stance leg (held, ``weights`` 1) spans ``spans`` from hip joints ``hips`` to
+    ankle targets ``ankles``: a move across the floor ``(F, 3)`` (:func:`_hips_sway`) and a lift ``(F,)``
+    (:func:`_hips_wanted`).  ``ankles`` of feet not fully held move with the hips (in place)."""
+    up, stance = stand.up, weights >= 1.0
+    sway = _hips_sway(hips, ankles, stance, spans, up, SWAY * stand.leg, frame_time)
+    ankles += (1.0 - weights)[..., None] * sway[:, None]
+    wanted = _hips_wanted(hips + sway[:, None], ankles, stance, spans, up, frame_time)
+    ankles += ((1.0 - weights) * wanted[:, None])[..., None] * up
+    return sway, wanted
 
 
 def _hips_sway(hips: FloatArray, ankles: FloatArray, stance: NDArray[np.bool_], spans: FloatArray, up: FloatArray,
