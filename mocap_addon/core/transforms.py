@@ -3,7 +3,6 @@ type stands on, :mod:`.pose` and :mod:`.kinematics` among them), and the rest po
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ import numpy as np
 from . import rotations
 from .model import Skeleton
 from .rotations import FloatArray
+from .threads import usable_threads
 
 
 @dataclass
@@ -171,10 +171,11 @@ def world_transforms(parents: list[int], local_rotations: FloatArray, local_tran
             world.scales[rows] = grown.T
 
     starts = range(0, frames, FRAMES_PER_BLOCK)
-    if len(starts) <= 1:
+    threads = usable_threads(4)
+    if len(starts) <= 1 or threads == 1:
         list(map(run, starts))
     else:
-        with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+        with ThreadPoolExecutor(max_workers=threads) as pool:
             list(pool.map(run, starts))
     return world
 
