@@ -71,7 +71,7 @@ from mocap_addon.core.transitions import build, nearest
 if matching == "dense":
     nearest.tree_class = lambda: None
 elif matching == "search":
-    nearest.DENSE_BELOW = 2.0  # search whatever the library's density
+    nearest.SEARCH_PAIR_COST = 0.0  # search whatever the library's size and density
 
 library = []
 for path in files:

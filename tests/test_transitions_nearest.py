@@ -21,7 +21,7 @@ pytest.importorskip("scipy.spatial")
 @pytest.fixture
 def searching(monkeypatch):
     """The nearest-neighbour search whatever the library's density (never all against all)."""
-    monkeypatch.setattr(nearest, "DENSE_BELOW", 2.0)
+    monkeypatch.setattr(nearest, "SEARCH_PAIR_COST", 0.0)
 
 
 def dense_build(monkeypatch, clips, **options):
@@ -89,7 +89,7 @@ def test_without_scipy_the_dense_matching_runs(monkeypatch):
 def test_a_dense_library_is_matched_all_against_all(monkeypatch):
     """Where the search would give a large share of all pairs as candidates, the dense matching is faster."""
     called = []
-    monkeypatch.setattr(nearest, "DENSE_BELOW", 0.0)
+    monkeypatch.setattr(nearest, "SEARCH_PAIR_COST", 1e9)
     original = nearest.dense_matches
     monkeypatch.setattr(nearest, "dense_matches", lambda *args: called.append(1) or original(*args))
     build([load(SAMPLES / "walk_turn.bvh")])
