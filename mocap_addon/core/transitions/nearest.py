@@ -25,7 +25,7 @@ The candidates then go through the same rules and exact costs as the dense match
 the 8 that is closer (costs computed for the neighbours not among the candidates), so every pair kept is one
 the dense matching keeps, and where no frame has more than ``NEAREST_CELLS`` cells within reach, the search
 finds them all.  Where all against all would cost less than the search (a small or a very redundant library,
-estimated on a few rows), it runs instead.  SciPy is optional: without it (inside Blender)
+estimated on a few cells), it runs instead.  SciPy is optional: without it (inside Blender)
 :func:`nearby_matcher` gives ``None`` and the dense matching runs.  Frames are matched in chunks, each alone
 (on a Dask cluster with ``scheduler``), so the memory stays bounded by a chunk's candidates.
 """
@@ -45,13 +45,13 @@ from .frame_matching import BoolArray, Features, IntArray, Rules, beats, dense_m
 
 SEARCH_SLACK = 2.0  # the search radius squared, in largest allowed D
 SEARCH_DIMENSIONS = 16  # principal components the tree searches in
-CHUNK_ROWS = 512  # frames matched per chunk (and per Dask task)
+CHUNK_CELLS = 128  # cells whose frames are matched per chunk (and per Dask task)
 CELL_SECONDS = 0.1  # a cell of the tree: this long a run of a clip's frames
 CELL_REACH = 0.25  # a cell whose frames lie farther than this share of the radius from its first is split
 NEAREST_CELLS = 512  # cells each frame is matched with, at most: the nearest
 QUANTUM = 1e-7  # features equal when rounded to this many units of D's scale: copies
 
-SAMPLE_ROWS = 256  # frames whose searches estimate what the search would cost
+SAMPLE_ROWS = 256  # cells whose searches estimate what the search would cost
 # A candidate of the search costs about this many pairs of the dense matching (the dense matching's float32
 # Gram products against the search's gathers and float64 costs): all against all runs where it costs less.
 SEARCH_PAIR_COST = 8.0
@@ -115,27 +115,38 @@ class SearchIndex:
     tree: Any
     radius: float
 
-    def nearest(self, rows: IntArray) -> tuple[IntArray, IntArray]:
-        """``(frame, cell)`` for each of ``rows``' nearest ``NEAREST_CELLS`` cells whose reach holds a frame
-        that may lie within the radius."""
+    def nearest(self, cells: IntArray) -> tuple[IntArray, IntArray]:
+        """``(cell, other)`` for each of ``cells``' nearest ``NEAREST_CELLS`` cells (by their first frames)
+        whose frames may lie within the radius of the cell's (given both cells' reach)."""
         wanted = min(NEAREST_CELLS, len(self.in_tree))
-        distance, found = self.tree.query(self.points[rows], k=wanted,
-                                          distance_upper_bound=self.radius + float(self.reach.max()))
-        distance, found = distance.reshape(len(rows), wanted), found.reshape(len(rows), wanted)
+        bound = self.radius + self.reach[cells] + float(self.reach.max())
+        distance, found = self.tree.query(self.points[self.starts[cells]], k=wanted,
+                                          distance_upper_bound=float(bound.max()) if len(cells) else 0.0)
+        distance, found = distance.reshape(len(cells), wanted), found.reshape(len(cells), wanted)
         row, column = np.nonzero(found < len(self.in_tree))
-        cell = self.in_tree[found[row, column]]
-        keep = distance[row, column] <= self.radius + self.reach[cell]
-        return rows[row[keep]], cell[keep]
+        other = self.in_tree[found[row, column]]
+        cell = cells[row]
+        keep = distance[row, column] <= self.radius + self.reach[cell] + self.reach[other]
+        return cell[keep], other[keep]
 
-    def candidates(self, rows: IntArray) -> tuple[IntArray, IntArray]:
-        """Frame pairs ``(row, frame)`` of ``rows`` and the frames of their nearest cells within the radius."""
-        frame, cell = self.nearest(rows)
-        length = self.stops[cell] - self.starts[cell]
-        total = int(length.sum())
-        within = np.arange(total) - np.repeat(np.cumsum(length) - length, length)
-        a, b = np.repeat(frame, length), np.repeat(self.starts[cell], length) + within
+    def candidates(self, cells: IntArray) -> tuple[IntArray, IntArray]:
+        """Frame pairs ``(frame, other)`` of the frames of ``cells`` and those of their nearest cells, within
+        the radius."""
+        cell, other = self.nearest(cells)
+        a, b = _expand(self.starts[cell], self.stops[cell] - self.starts[cell], self.starts[other],
+                       self.stops[other] - self.starts[other])
         keep = (a != b) & (np.sum((self.points[a] - self.points[b]) ** 2, axis=1) <= self.radius ** 2)
         return a[keep], b[keep]
+
+
+def _expand(first: IntArray, length: IntArray, other_first: IntArray, other_length: IntArray
+            ) -> tuple[IntArray, IntArray]:
+    """Every frame pair of the runs ``first + range(length)`` and ``other_first + range(other_length)``,
+    run pair by run pair."""
+    sizes = length * other_length
+    within = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    across = np.repeat(other_length, sizes)
+    return np.repeat(first, sizes) + within // across, np.repeat(other_first, sizes) + within % across
 
 
 def search_index(features: Features, rules: Rules, joints: list[str], stride: int) -> SearchIndex:
@@ -186,7 +197,8 @@ def nearby_pairs(features: Features, rules: Rules, local_maxima: bool, joints: l
     index = search_index(features, rules, joints, stride)
     if dense_is_cheaper(index, count):
         return dense_matches(features, rules, local_maxima, first_column)
-    chunks = [(start, min(count, start + CHUNK_ROWS)) for start in range(0, count, CHUNK_ROWS)]
+    cells = len(index.starts)
+    chunks = [(start, min(cells, start + CHUNK_CELLS)) for start in range(0, cells, CHUNK_CELLS)]
     results = list(_run(chunks, features, rules, local_maxima, index, first_column, scheduler))
     a = np.concatenate([r[0] for r in results])
     b = np.concatenate([r[1] for r in results])
@@ -196,10 +208,11 @@ def nearby_pairs(features: Features, rules: Rules, local_maxima: bool, joints: l
 
 
 def dense_is_cheaper(index: SearchIndex, count: int) -> bool:
-    """Whether all against all costs less than the search's candidates, estimated on evenly spread rows."""
-    rows = np.linspace(0, count - 1, min(SAMPLE_ROWS, count)).astype(np.int64)
-    frame, cell = index.nearest(rows)
-    per_row = float(np.sum(index.stops[cell] - index.starts[cell])) / len(rows)
+    """Whether all against all costs less than the search's candidates, estimated on evenly spread cells."""
+    cells = np.unique(np.linspace(0, len(index.starts) - 1, SAMPLE_ROWS).astype(np.int64))
+    cell, other = index.nearest(cells)
+    pairs = np.sum((index.stops[cell] - index.starts[cell]) * (index.stops[other] - index.starts[other]))
+    per_row = float(pairs) / np.sum(index.stops[cells] - index.starts[cells])
     return count / 2 <= SEARCH_PAIR_COST * per_row
 
 
@@ -207,12 +220,12 @@ def _run(chunks: list[tuple[int, int]], features: Features, rules: Rules, local_
          first_column: int, scheduler: Any) -> Iterator[Matches]:
     if scheduler is None:
         for start, stop in chunks:
-            yield match_rows(features, rules, local_maxima, index, first_column, start, stop)
+            yield match_cells(features, rules, local_maxima, index, first_column, start, stop)
         return
     client, owned = _client(scheduler)
     try:
         shared = client.scatter([features, rules, index], broadcast=True)
-        futures = [client.submit(match_rows, *shared[:2], local_maxima, shared[2], first_column, start, stop,
+        futures = [client.submit(match_cells, *shared[:2], local_maxima, shared[2], first_column, start, stop,
                                  pure=False) for start, stop in chunks]
         yield from client.gather(futures)
     finally:
@@ -238,9 +251,9 @@ def _client(scheduler: Any) -> tuple[Any, bool]:
     return distributed.Client(scheduler, timeout="30s"), False
 
 
-def match_rows(features: Features, rules: Rules, local_maxima: bool, index: SearchIndex, first_column: int,
+def match_cells(features: Features, rules: Rules, local_maxima: bool, index: SearchIndex, first_column: int,
                start: int, stop: int) -> Matches:
-    """The matched pairs ``a < b`` (``b >= first_column``) found from frames ``start:stop``."""
+    """The matched pairs ``a < b`` (``b >= first_column``) found from the frames of cells ``start:stop``."""
     count = features.frame_count
     row, frame = index.candidates(np.arange(start, stop))
     keys = np.unique(np.minimum(row, frame) * count + np.maximum(row, frame))
