@@ -44,7 +44,8 @@ from ..rotations import FloatArray
 from .frame_matching import BoolArray, Features, IntArray, Rules, beats, dense_matches, neighbours
 
 SEARCH_SLACK = 2.0  # the search radius squared, in largest allowed D
-SEARCH_DIMENSIONS = 16  # principal components the tree searches in
+SEARCH_DIMENSIONS = 16  # principal components the candidates are compared in
+TREE_DIMENSIONS = 8  # the first of them, which the tree searches in (a tree of few dimensions is fast)
 CHUNK_CELLS = 128  # cells whose frames are matched per chunk (and per Dask task)
 CELL_SECONDS = 0.1  # a cell of the tree: this long a run of a clip's frames
 CELL_REACH = 0.25  # a cell whose frames lie farther than this share of the radius from its first is split
@@ -120,7 +121,7 @@ class SearchIndex:
         whose frames may lie within the radius of the cell's (given both cells' reach)."""
         wanted = min(NEAREST_CELLS, len(self.in_tree))
         bound = self.radius + self.reach[cells] + float(self.reach.max())
-        distance, found = self.tree.query(self.points[self.starts[cells]], k=wanted,
+        distance, found = self.tree.query(self.points[self.starts[cells], :TREE_DIMENSIONS], k=wanted,
                                           distance_upper_bound=float(bound.max()) if len(cells) else 0.0)
         distance, found = distance.reshape(len(cells), wanted), found.reshape(len(cells), wanted)
         row, column = np.nonzero(found < len(self.in_tree))
@@ -163,8 +164,8 @@ def search_index(features: Features, rules: Rules, joints: list[str], stride: in
     reach = _reach(points, starts)
     stops = np.append(starts[1:], count)
     in_tree = np.sort(np.unique(_cell_keys(features, starts), return_index=True)[1])
-    return SearchIndex(points, starts, stops, reach, in_tree, tree_class()(points[starts[in_tree]]),  # type: ignore[misc]
-                       radius)
+    tree = tree_class()(points[starts[in_tree], :TREE_DIMENSIONS])  # type: ignore[misc]
+    return SearchIndex(points, starts, stops, reach, in_tree, tree, radius)
 
 
 def _reach(points: FloatArray, starts: IntArray) -> FloatArray:
