@@ -6,9 +6,10 @@ jumps, samba... in BVH, HTR and ASF/AMC), or the bundled samples where it is abs
 frame rate that makes about ``--frames`` frames.  The floor: one float32 ``N x N`` Gram matrix
 ``X @ X.T`` of 200 features with numpy on the same machine (the dense matrix, which a build never makes).
 
-With ``--library varied`` the library is instead made of variants of those captures at 30 fps
+With ``--library varied`` (``copies``) the library is instead made of variants of those captures at 30 fps
 (``scripts/varied_library.py``: other subjects' proportions, speeds, timing warps, styles, mirrored, placed
-elsewhere) until it holds ``--frames`` frames: a smaller library is the first variants of a larger one.
+elsewhere; or copies only turned and moved) until it holds ``--frames`` frames: a smaller library is the
+first variants of a larger one.
 Times are CPU seconds of the child (``time.process_time``: the machine is shared) beside wall seconds.
 
 Each measurement runs in a fresh child process: the clips are loaded, the process's peak resident memory is
@@ -17,7 +18,7 @@ what the process held before it.  Runs alternate floor and build ``--repeat`` ti
 best build with the best floor (and the medians).  Not a test.
 
     python scripts/bench_transitions.py [--frames 10000 13000 30000] [--repeat 2] [--no-contacts]
-                                        [--matching auto|dense|search] [--library corpus|varied] [--no-floor]
+                                        [--matching auto|dense|search] [--library corpus|varied|copies] [--no-floor]
 """
 
 from __future__ import annotations
@@ -80,11 +81,11 @@ elif matching == "search":
     nearest.SEARCH_PAIR_COST = 0.0  # search whatever the library's size and density
 
 library = []
-if kind == "varied":
+if kind in ("varied", "copies"):
     sys.path.insert(0, sys.argv[1] + "/scripts")
     import varied_library
 
-    library = varied_library.library(files, frames)
+    library = varied_library.library(files, frames, varied=kind == "varied")
 for path in files if kind == "corpus" else []:
     clip = load(path)
     library.append(clip)
@@ -124,12 +125,12 @@ def main() -> None:
     parser.add_argument("--no-contacts", action="store_true", help="build without the contact rule")
     parser.add_argument("--matching", choices=("auto", "dense", "search"), default="auto",
                         help="all against all, the nearest-neighbour search, or as build chooses (default)")
-    parser.add_argument("--library", choices=("corpus", "varied"), default="corpus",
-                        help="the captures at 3 speeds resampled to the frames, or variants at 30 fps")
+    parser.add_argument("--library", choices=("corpus", "varied", "copies"), default="corpus",
+                        help="the captures at 3 speeds resampled to the frames, variants or copies at 30 fps")
     parser.add_argument("--no-floor", action="store_true", help="no N x N Gram matrix (it needs 4 N^2 bytes)")
     args = parser.parse_args()
     files = [str(CORPUS / f) for f in CAPTURES] if CORPUS.is_dir() else [str(ROOT / f) for f in SAMPLES]
-    made = "x 3 speeds" if args.library == "corpus" else "varied at 30 fps"
+    made = {"corpus": "x 3 speeds", "varied": "varied at 30 fps", "copies": "copied at 30 fps"}[args.library]
     print(f"matching {args.matching}; library: {len(files)} captures {made} "
           f"({'corpus' if CORPUS.is_dir() else 'bundled samples'}), "
           f"contacts {'off' if args.no_contacts else 'on'}; {time.strftime('%Y-%m-%d %H:%M')}")

@@ -12,7 +12,8 @@ of the copies.  Here each *variant* of a capture (on the canonical skeleton) is
 - mirrored (left and right swapped) one time in two;
 - placed elsewhere: turned and moved on the ground (which the motion graph's distance ignores).
 
-Not a test and not part of the add-on: ``scripts/bench_transitions.py --library varied`` builds on it.
+``copies`` makes the other kind for comparison: the captures again and again, only turned and moved.
+Not a test and not part of the add-on: ``scripts/bench_transitions.py --library varied|copies`` builds on it.
 """
 
 from __future__ import annotations
@@ -44,11 +45,14 @@ def captures(paths: list[str]) -> list[Pose]:
     return poses
 
 
-def variants(bases: list[Pose], seed: int = 0) -> Iterator[Pose]:
-    """Variants of the ``bases`` in turn, without end (the first ``n`` are the same whatever comes after)."""
+def variants(bases: list[Pose], seed: int = 0, varied: bool = True) -> Iterator[Pose]:
+    """Variants of the ``bases`` in turn, without end (the first ``n`` are the same whatever comes after);
+    not ``varied``: copies, only turned and moved on the ground."""
     for number in range(10 ** 9):
         base = bases[number % len(bases)]
-        yield variant(base, np.random.default_rng([seed, number]), f"{base.metadata.get('name', 'capture')} #{number}")
+        rng = np.random.default_rng([seed, number])
+        yield (variant(base, rng, f"{base.metadata.get('name', 'capture')} #{number}") if varied
+               else placed(base, rng, f"{base.metadata.get('name', 'capture')} copy #{number}"))
 
 
 def axis_angle_quaternions(vectors: np.ndarray) -> np.ndarray:
@@ -86,11 +90,18 @@ def variant(base: Pose, rng: np.random.Generator, name: str) -> Pose:
     if rng.random() < 0.5:  # mirrored about the body's left-right (X) plane
         rotations = rotations[:, MIRRORED] * np.array([1.0, 1.0, -1.0, -1.0])
         translations = translations[:, MIRRORED] * np.array([-1.0, 1.0, 1.0])
+    return placed(Pose(skeleton, rotations, translations, None, 1.0 / FPS, unit_in_metres=pose.unit_in_metres,
+                       up_axis=pose.up_axis), rng, name)
+
+
+def placed(pose: Pose, rng: np.random.Generator, name: str) -> Pose:
+    """``pose`` turned about the vertical and moved on the ground at random."""
+    rotations, translations = pose.rotations.copy(), pose.translations.copy()
     turn = axis_angle_quaternions(np.array([0.0, rng.uniform(-math.pi, math.pi), 0.0]))
     rotations[:, 0] = quaternion_multiply(np.broadcast_to(turn, rotations[:, 0].shape), rotations[:, 0])
     ground = translations[:, 0, [0, 2]] @ _yaw_matrix(turn)
     translations[:, 0, 0], translations[:, 0, 2] = ground[:, 0] + rng.uniform(-5, 5), ground[:, 1] + rng.uniform(-5, 5)
-    return Pose(skeleton, rotations, translations, None, 1.0 / FPS, unit_in_metres=pose.unit_in_metres,
+    return Pose(pose.skeleton, rotations, translations, None, 1.0 / FPS, unit_in_metres=pose.unit_in_metres,
                 up_axis=pose.up_axis, metadata={"name": name})
 
 
@@ -101,11 +112,11 @@ def _yaw_matrix(turn: np.ndarray) -> np.ndarray:
     return np.array([[cos, -sin], [sin, cos]])
 
 
-def library(paths: list[str], frames: int, seed: int = 0) -> list[Pose]:
-    """Variants of the captures at ``paths`` until they hold at least ``frames`` frames."""
+def library(paths: list[str], frames: int, seed: int = 0, varied: bool = True) -> list[Pose]:
+    """Variants (or copies) of the captures at ``paths`` until they hold at least ``frames`` frames."""
     out: list[Pose] = []
     total = 0
-    for pose in variants(captures(paths), seed):
+    for pose in variants(captures(paths), seed, varied):
         if total >= frames:
             return out
         out.append(pose)
