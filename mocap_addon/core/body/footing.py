@@ -32,7 +32,7 @@ from ..pose import Pose
 from ..rotations import FloatArray, matrix_to_quaternion, quaternion_continuity
 from ..transforms import World
 from ..vectors import dot, turned_about, unit
-from .contacts import Contacts, find_contacts, floor_height, leg_length, sole_points
+from .contacts import Contacts, find_contacts, floor_height, leg_length, sole_points, standing_joints
 from .soles import Foot, across, feet_points, pitch
 
 EASE = 0.15  # seconds over which a hold fades in before its contact and out after it
@@ -332,12 +332,11 @@ class Gait:
     knee_flexion: FloatArray
 
     @classmethod
-    def of(cls, world: Callable[[int], tuple[FloatArray, FloatArray]], legs: list[tuple[int, int, int]],
-           feet: tuple[Foot, Foot], up: FloatArray) -> Gait:
-        """The gait of a motion: ``world(joint)`` its world rotations and origins, ``legs`` each side's hip,
-        knee and ankle joints, ``feet`` its foot models, ``up`` its up vector."""
-        points = np.stack([foot.points(world) for foot in feet], axis=1)  # (F, 2, 3, 3)
-        joints = np.stack([np.stack([world(j)[1] for j in leg], axis=1) for leg in legs], axis=1)  # (F, 2, 3, 3)
+    def of(cls, world: World, legs: list[tuple[int, int, int]], feet: tuple[Foot, Foot], up: FloatArray) -> Gait:
+        """The gait of a motion in its ``world``: ``legs`` each side's hip, knee and ankle joints, ``feet`` its
+        foot models, ``up`` its up vector."""
+        points = feet_points(feet, world)  # (F, 2, 3, 3)
+        joints = world.positions[:, np.asarray(legs)]  # (F, 2, 3, 3)
         thigh, shin = unit(joints[:, :, 1] - joints[:, :, 0]), unit(joints[:, :, 2] - joints[:, :, 1])
         flexion = np.arccos(np.clip(dot(thigh, shin), -1.0, 1.0))
         sole = pitch(points[:, :, 0], points[:, :, 1], up)
@@ -385,12 +384,12 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     skeleton = result.skeleton
     index = {c: skeleton.index(n) for n, c in target_mapping.items() if c is not None}
     hips = index["hips"]
-    world = forward_kinematics(result)
-    rotations, positions = world.rotations, world.positions
+    world = forward_kinematics(result, standing_joints(skeleton.parents, index))
+    positions = world.positions
     up = stand.up
     out = result.copy()
     if not contacts.touching.any():
-        points = feet_points(feet, rotations, positions)
+        points = feet_points(feet, world)
         shift = stand.floor - float((points @ up).min())
         _raise(out, hips, shift * up, world)
         return out, Planting(shift, (0, 0), 0, 0.0, contacts_found=False)
@@ -401,7 +400,7 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     lifted = shift * up
     guide = contacts.points @ to_target.T  # the source's feet, turned and scaled into the target's world
     _, weights = pinned_ankles(ankles, ankles, contacts.touching, result.frame_time)
-    soles = [_pitched_foot(foot, rotations, positions, up, gait, side, weights[:, side])
+    soles = [_pitched_foot(foot, world, up, gait, side, weights[:, side])
              for side, foot in enumerate(feet)]
     balls = np.stack([sole.ball for sole in soles], axis=1) + lifted
     lowest_under_ankle = np.stack([sole.lowest for sole in soles], axis=1)
@@ -421,7 +420,7 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     moved = lifted + lift[:, None] * up
 
     def lifted_world(joint: int) -> tuple[FloatArray, FloatArray]:
-        return rotations[:, joint], positions[:, joint] + moved
+        return world.joint_rotations(joint), positions[:, joint] + moved
 
     every = np.arange(result.frame_count)
     toes_written, fewer = _written_toes(skeleton, feet)
@@ -445,8 +444,8 @@ def _ankles_by_the_miss(out: Pose, feet: tuple[Foot, Foot], stand: Standing, tar
     """Move the ankle ``targets`` (in place) by how far the feet ``out`` holds miss the floor, and the
     hips' lowering (eased) that keeps every held leg within ``reach``."""
     up = stand.up
-    placed = forward_kinematics(out)
-    points = feet_points(feet, placed.rotations, placed.positions)
+    placed = forward_kinematics(out, [foot.tip_joint for foot in feet])
+    points = feet_points(feet, placed)
     above = (points @ up).min(axis=-1) - stand.floor
     targets -= (weights * above + (1.0 - weights) * np.minimum(above, 0.0))[..., None] * up
     reachable = np.where(weights > 0.0, _lifts(hips_now, targets, reach, up), np.inf)
@@ -491,11 +490,12 @@ class _Sole:
     lowest: FloatArray
 
 
-def _pitched_foot(foot: Foot, rotations: FloatArray, positions: FloatArray, up: FloatArray, gait: Gait, side: int,
-                  weight: FloatArray) -> _Sole:
-    """``foot`` turned, by ``weight`` of the way, to the gait's sole pitch, then its toes to the toe pitch."""
-    ankle, foot_turn = positions[:, foot.foot], rotations[:, foot.foot]
-    toes_turn, toes = rotations[:, foot.tip_joint], positions[:, foot.tip_joint] - ankle
+def _pitched_foot(foot: Foot, world: World, up: FloatArray, gait: Gait, side: int, weight: FloatArray) -> _Sole:
+    """``foot`` (in the motion's ``world``) turned, by ``weight`` of the way, to the gait's sole pitch, then its
+    toes to the toe pitch."""
+    foot_turn, ankle = world.joint(foot.foot)
+    toes_turn, toes = world.joint(foot.tip_joint)
+    toes = toes - ankle
     heel, ball = foot_turn @ foot.heel, foot_turn @ foot.ball
     turn = rotations_about(across(foot_turn @ foot.right, up),
                            weight * _wrap(gait.sole_pitch[:, side] - pitch(heel, ball, up)))
@@ -637,7 +637,7 @@ def _raise(pose: Pose, hips: int, lift: FloatArray, world: World) -> None:
     parent = skeleton.parents[carrier]
     shift = np.broadcast_to(lift, (pose.frame_count, 3))
     if parent >= 0:
-        shift = (_transposed(world.rotations[:, parent]) @ shift[..., None])[..., 0] / world.scales[:, parent, None]
+        shift = (_transposed(world.joint_rotations(parent)) @ shift[..., None])[..., 0] / world.scales[:, parent, None]
     pose.translations[:, carrier] += shift
 
 
