@@ -14,14 +14,13 @@ import matplotlib
 import numpy as np
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.test_blender_rigify import SEGMENTS, rigify_rig, segment_cosines  # noqa: E402
-
-import mocap_addon  # noqa: E402
+import mocap_addon
+from tests.test_blender_rigify import SEGMENTS, rigify_rig, segment_cosines
 
 FRAMES = (1, 30, 60, 90, 120)
 
