@@ -261,7 +261,7 @@ def _pole(obj: bpy.types.Object, pole: str, upper: str, lower: str,
     rest = _rest(obj, [pole])[0]
     (upper_rest, upper_posed), (lower_rest, lower_posed) = known[upper], known[lower]
     offset = rest[:3, 3] - lower_rest[:3, 3]
-    tail = np.linalg.inv(lower_rest) @ np.append(armature_data(obj).bones[lower].tail_local, 1.0)
+    tail = np.linalg.inv(lower_rest) @ np.append(np.array(armature_data(obj).bones[lower].tail_local), 1.0)
     start, joint, end = upper_posed[:, :3, 3], lower_posed[:, :3, 3], (lower_posed @ tail)[:, :3]
     line = end - start
     along = np.sum((joint - start) * line, axis=1) / np.maximum(np.sum(line * line, axis=1), 1e-300)
