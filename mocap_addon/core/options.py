@@ -106,7 +106,8 @@ READ_UNIT = Choice("unit", "Unit", "Length of one file unit", (
                             "unit that makes the figure 1.2-2.2 m tall (m, cm, mm, inch or CMU's 1/0.45 inch; none "
                             "fits: scaled to 1.7 m, with a warning); a skeleton without legs: the file's, else metres"),
     Item(FILE_UNIT, "From File", "The file's own unit where it states one, else 1 file unit = 1 metre"),
-    *(Item(short, name.title(), f"One file unit is {UNITS_IN_METRES[short]:g} m") for short, name in UNIT_CHOICES.items())),
+    *(Item(short, name.title(), f"One file unit is {UNITS_IN_METRES[short]:g} m")
+      for short, name in UNIT_CHOICES.items())),
     default=AUTO_UNIT)
 
 BVH_POSITIONS = Choice("position_mode", "Position Channels", "What a BVH joint's position channels mean", (

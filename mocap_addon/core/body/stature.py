@@ -16,13 +16,11 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..kinematics import world_positions
 from ..model import Clip
 from ..naming import map_skeleton
-from ..transforms import rest_pose
 from ..options import AUTO_UNIT, FILE_UNIT, READ_UNIT
+from ..transforms import rest_pose
 from ..units import UNITS_IN_METRES, unit_name
 from .contacts import SIDES, leg_length
 from .reference import LEG_JOINTS, reference_body
