@@ -54,6 +54,36 @@ def build_library(root: Path, count: int = 300, broken: bool = True) -> Library:
     return library
 
 
+# Humanoid captures of the corpus a CMU-shaped library is made of (each with its skeleton where it has one):
+# CMU's own takes in both formats, a Vicon export of the CMU skeleton, and BVH from other studios.
+CMU_SHAPED = [("asf_amc/fm_01_01.amc", "asf_amc/fm_01.asf"), ("asf_amc/fm_11_01.amc", "asf_amc/fm_11.asf"),
+              ("asf_amc/vicon_male.walk-speed 4.AMC", "asf_amc/vicon_male.ASF"), ("bvh/fm_cmu_01_01.bvh", None),
+              ("bvh/ganim_Xia_normal.bvh", None), ("bvh/bandai_dataset-1_walk_normal_001.bvh", None),
+              ("bvh/bandai_dataset-2_walk_elderly_004.bvh", None),
+              ("bvh/bandai_dataset-1_dance-short_normal_001.bvh", None),
+              ("bvh/ganim_Malcolm_Gangnam-Style.bvh", None), ("bvh/ganim_Joe_traj-example.bvh", None)]
+
+
+def cmu_shaped_library(root: Path, count: int = 2500, subjects: int = 100) -> Library:
+    """``count`` takes in ``subjects`` folders named as CMU's (``subjects/07/07_03.amc`` beside
+    ``07.asf``, or ``07_03.bvh``), each subject copies of one humanoid take of the corpus (``CMU_SHAPED``
+    in turn, as a subject of CMU's is one performer); 2,500 takes hold 2.7 million frames, about as
+    many as CMU's 2,500 takes."""
+    library = Library(root)
+    for number in range(count):
+        subject, take = number % subjects + 1, number // subjects + 1
+        source, skeleton = CMU_SHAPED[(subject - 1) % len(CMU_SHAPED)]
+        folder = root / "subjects" / f"{subject:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        copy = folder / f"{subject:02d}_{take:02d}{'.bvh' if skeleton is None else '.amc'}"
+        if skeleton is not None and take == 1:
+            shutil.copyfile(CORPUS / skeleton, folder / f"{subject:02d}.asf")
+        shutil.copyfile(CORPUS / source, copy)
+        library.takes.append(copy)
+        library.origin[copy] = CORPUS / source
+    return library
+
+
 def _copy(source: Path, skeleton: Path | None, folder: Path, round_: int, number: int) -> Path:
     """A renamed copy of a take (an .amc with its .asf beside, named so its reader finds it)."""
     if skeleton is None:

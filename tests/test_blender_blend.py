@@ -117,7 +117,7 @@ def test_a_whose_bone_vectors_are_in_its_frames_takes_b_from_another_skeleton(cl
 
 def test_a_keyed_mix_profile_is_honoured(clips):
     from mocap_addon.blender.bridge.blend_inputs import clip_to_world
-    from mocap_addon.blender.bridge.motion import armature_pose
+    from mocap_addon.blender.bridge.read_rig import armature_pose
     from mocap_addon.core import world_positions
     from mocap_addon.core.blend.mixing import blend
 
@@ -150,7 +150,7 @@ def test_planted_feet_are_the_cores_and_slide_less_than_free(clips):
     """Feet Planted (the default) bakes the core's blend with held feet; their slide over A's contacts is
     a fraction of Free's."""
     from mocap_addon.blender.bridge.blend_inputs import clip_to_world
-    from mocap_addon.blender.bridge.motion import armature_pose
+    from mocap_addon.blender.bridge.read_rig import armature_pose
     from mocap_addon.core import world_positions
     from mocap_addon.core.blend.mixing import blend
     from mocap_addon.core.body.contacts import find_contacts
@@ -237,7 +237,7 @@ def test_the_catch_demo_scene(addon):
 
 
 def _mix_curve(obj):
-    from mocap_addon.blender.bridge.animation import curves_by_path
+    from mocap_addon.blender.bridge.read_rig import curves_by_path
 
     return curves_by_path(obj.data, obj.data.animation_data.action)[("mocap_blend.mix", 0)]
 

@@ -132,12 +132,12 @@ def test_failed_import_leaves_nothing_behind(addon, tmp_path):
 
 def test_failure_after_the_armature_is_built_is_rolled_back(addon, monkeypatch):
     bpy = addon
-    from mocap_addon.blender.bridge import motion
+    from mocap_addon.blender.bridge import write_rig
 
     def broken(*args, **kwargs):
         raise ValueError("simulated failure while writing keys")
 
-    monkeypatch.setattr(motion, "write_action", broken)
+    monkeypatch.setattr(write_rig, "write_action", broken)
     before = ids(bpy)
     with pytest.raises(RuntimeError, match="simulated failure while writing keys"):
         bpy.ops.import_anim.mocap_bvh(filepath=str(SAMPLE))
@@ -228,7 +228,7 @@ def test_sidebar_panel_and_file_handlers_are_registered(addon):
         handler = getattr(bpy.types, f"MOCAP_FH_{extension}")
         assert handler.bl_file_extensions == dropped
         assert handler.bl_import_operator == f"import_anim.mocap_{extension}"
-    from mocap_addon.blender.bridge.import_record import source_summary
+    from mocap_addon.blender.bridge.read_rig import source_summary
 
     assert source_summary(None) == []
     obj = import_ours(bpy, SAMPLE)

@@ -272,7 +272,7 @@ def test_menu_labels_differ_from_blenders_own_bvh_entries(addon, menu):
 # Item 13: panel and renamed bones.
 
 def test_panel_shows_no_frame_rate_for_a_skeleton_only_asf(addon, tmp_path, capfd):
-    from mocap_addon.blender.bridge.import_record import source_summary
+    from mocap_addon.blender.bridge.read_rig import source_summary
 
     bpy = addon
     asf, _ = cmu_style_take(tmp_path)

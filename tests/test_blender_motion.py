@@ -1,4 +1,5 @@
-"""blender/motion.py: an armature's animation as a core pose and back, on imported and hand-made rigs."""
+"""The bridge's read_rig and write_rig: an armature's animation as a core pose and back, on imported and
+hand-made rigs."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ SAMPLE = SAMPLES / "walk_turn.bvh"
 
 
 def test_imported_armature_gives_back_the_file_and_rewrites_it(addon):
-    from mocap_addon.blender.bridge.motion import armature_pose, write_pose
+    from mocap_addon.blender.bridge.read_rig import armature_pose
+    from mocap_addon.blender.bridge.write_rig import write_pose
     from mocap_addon.core import load, world_positions
 
     bpy = addon
@@ -40,7 +42,8 @@ def test_imported_armature_gives_back_the_file_and_rewrites_it(addon):
 
 def test_other_action_and_hand_made_rig(addon):
     """A rig not made by the add-on (rolled bones), animated in Blender: pose and back keep its poses."""
-    from mocap_addon.blender.bridge.motion import armature_pose, write_pose
+    from mocap_addon.blender.bridge.read_rig import armature_pose
+    from mocap_addon.blender.bridge.write_rig import write_pose
 
     bpy = addon
     obj = armature_from_bones(bpy, "rig", [("b0", None, (0, 0, 1), (0, 0, 1.5), 0.3),
@@ -78,7 +81,8 @@ def _tails(bpy, obj, frames) -> np.ndarray:
 
 
 def test_write_pose_refuses_joints_the_armature_lacks(addon):
-    from mocap_addon.blender.bridge.motion import armature_pose, write_pose
+    from mocap_addon.blender.bridge.read_rig import armature_pose
+    from mocap_addon.blender.bridge.write_rig import write_pose
 
     bpy = addon
     bpy.ops.import_anim.mocap_bvh(filepath=str(SAMPLE))
@@ -99,7 +103,8 @@ def test_poses_read_and_written_without_euler_angles(addon, monkeypatch):
     keys them back, without an Euler angle: on an imported rig with bones in other rotation modes, and on
     a hand-made rig with rolled bones and quaternion keys."""
     import mocap_addon.core.rotations as rotations
-    from mocap_addon.blender.bridge.motion import armature_pose, clip_space, write_pose
+    from mocap_addon.blender.bridge.read_rig import armature_pose, clip_space
+    from mocap_addon.blender.bridge.write_rig import write_pose
     from mocap_addon.core import world_positions
 
     bpy = addon

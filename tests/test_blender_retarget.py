@@ -234,7 +234,7 @@ def test_knees_and_elbows_bend_about_the_rigs_own_axes(addon):
     """Bandai's walk (every bone along its parent's +X at rest) through the operator onto Xia's imported
     walk (a rig with an action: its captures): the rig's knees and elbows bend about the axes of its own
     bones they bend about in its captures (within 3 degrees with the feet planted)."""
-    from mocap_addon.blender.bridge.motion import armature_pose
+    from mocap_addon.blender.bridge.read_rig import armature_pose
     from mocap_addon.core.body.anatomy import angle_between, hinge_axes
     from tests.conftest import CORPUS
 

@@ -29,7 +29,7 @@ def scene(addon):
 
 
 def test_build_matches_the_selected_clips_and_keys_the_counts(scene):
-    from mocap_addon.blender.bridge.animation import curves_by_path, sample_fcurve
+    from mocap_addon.blender.bridge.read_rig import curves_by_path, sample_fcurve
 
     bpy, lib = scene
     graph = lib.graph

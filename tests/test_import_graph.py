@@ -81,7 +81,7 @@ GRAPH = import_graph(REPO)
 
 def test_the_graph_sees_the_package():
     assert {"mocap_addon.core.model", "mocap_addon.blender.files.base", "mocap_addon.blender.tools.blend"} <= set(GRAPH)
-    assert "mocap_addon.blender.bridge.armature_to_clip" in GRAPH["mocap_addon.blender.bridge.motion"]
+    assert "mocap_addon.blender.bridge.read_rig" in GRAPH["mocap_addon.blender.bridge.write_rig"]
     assert {"mocap_addon.blender.files", "mocap_addon.blender.tools"} <= GRAPH["mocap_addon.blender"]
 
 

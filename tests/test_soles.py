@@ -111,7 +111,8 @@ def test_a_moving_limb_the_target_mapping_leaves_out_is_named(rig):
     mapping = {n: (None if c in ("upper_arm_l", "lower_arm_l") else c)
                for n, c in map_skeleton(target.skeleton).items()}
     warnings = retarget(source, target, target_mapping=mapping, feet="free").metadata["warnings"]
-    assert [w.split()[0] for w in warnings] == ["upper_arm_l", "lower_arm_l"]
+    assert [w.split()[0] for w in warnings] == ["target", "upper_arm_l", "lower_arm_l"]
+    assert warnings[0].startswith("target mapping: hand_l (") and "upper_arm_l and lower_arm_l" in warnings[0]
     assert retarget(source, target, feet="free").metadata["warnings"] == []
 
 

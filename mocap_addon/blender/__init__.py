@@ -1,14 +1,12 @@
 """Blender layer (registered by ``mocap_addon.register``).
 
 ``files``: File > Import / Export operators and the file panel; ``tools``: the
-sidebar tools.  Both stand on the shared bridge here, never on each other:
-``clip_to_armature`` (a core clip as a new armature with its action),
-``armature_to_clip`` (an armature's action as a core clip), ``motion`` (any
-armature's action as a clip or local poses and back, for the tools),
-``bone_mapping`` (each bone's canonical joint, kept on the armature), with
-``animation`` (F-curves in bulk), ``armature``, ``rig_math``, ``import_record``,
-``conversion`` (axes, units, frame rate), ``choices``, ``rollback`` and
-``compat`` (Blender versions).
+sidebar tools; ``batch``: the headless batch.  All stand on the shared bridge,
+never on each other: ``bridge.read_rig`` reads a rig (bones, rest, import
+record, action, frame range) as the core's skeleton, pose or clip, and
+``bridge.write_rig`` writes one (a new armature, an action, a live pose);
+``clip_to_armature`` is File > Import on them, ``bone_mapping`` keeps each
+bone's canonical joint, ``compat`` knows the Blender versions.
 """
 
 from __future__ import annotations

@@ -149,6 +149,8 @@ def failure(error: BaseException) -> str:
 
 def import_one(bpy: Any, path: str, skeleton: str | None, options: argparse.Namespace) -> str:
     """Import one file with its format's operator; the OK line's text (raises on failure)."""
+    from mocap_addon.blender.bridge.compat import id_property
+    from mocap_addon.blender.bridge.read_rig import action_frames, armature_action
     from mocap_addon.blender.files import FORMATS
     from mocap_addon.core.formats import format_of
 
@@ -161,11 +163,11 @@ def import_one(bpy: Any, path: str, skeleton: str | None, options: argparse.Name
     if result != {"FINISHED"}:
         raise RuntimeError(f"import {', '.join(sorted(result)).lower()}")
     obj = bpy.context.object
-    action = obj.animation_data.action if obj.animation_data else None
+    action = armature_action(obj)
     if action is None:
         return f"{obj.name}, {len(obj.data.bones)} joints, skeleton only"
-    first, last = (round(v) for v in action.frame_range)
-    reduced = action.get("mocap_reduction")
+    first, last = action_frames(action)
+    reduced = id_property(action, "mocap_reduction")
     keys = f", keys {reduced['before']} -> {reduced['after']}, worst error {reduced['worst_error']:.3g}" \
         if reduced else ""
     return f"{obj.name}, {len(obj.data.bones)} joints, frames {first}-{last}{keys}"
@@ -223,6 +225,7 @@ def export_armatures(bpy: Any, options: argparse.Namespace) -> int:
     except (OSError, RuntimeError) as error:
         print(f"FAIL {source}: {failure(error)}")
         return 1
+    from mocap_addon.blender.bridge.read_rig import armature_action
     from mocap_addon.blender.files import FORMATS
 
     exporter = next(e for _, e in FORMATS if e.filename_ext == f".{options.format}")
@@ -233,7 +236,7 @@ def export_armatures(bpy: Any, options: argparse.Namespace) -> int:
         return 1
     failures = 0
     for obj in armatures:
-        if obj.animation_data is None or obj.animation_data.action is None:
+        if armature_action(obj) is None:
             print(f"SKIP {obj.name}: no action (a skeleton only), nothing to export")
             continue
         target = folder / (obj.name.replace("/", "_").replace("\\", "_") + exporter.filename_ext)
@@ -271,8 +274,7 @@ def onto_rig(bpy: Any, blend: str, name: str, **options: Any) -> Any:
     else Blender's metres)."""
     from mocap_addon.blender.bridge.armature import armature_named
     from mocap_addon.blender.bridge.bone_mapping import armature_mapping
-    from mocap_addon.blender.bridge.import_record import captured_action, skeleton_from_json, stored_record
-    from mocap_addon.blender.bridge.motion import armature_pose, armature_skeleton
+    from mocap_addon.blender.bridge.read_rig import recorded, target_body
     from mocap_addon.blender.bridge.reference_pose import reference_rotations
     from mocap_addon.core.retarget.transfer import retarget
 
@@ -284,11 +286,10 @@ def onto_rig(bpy: Any, blend: str, name: str, **options: Any) -> Any:
         other = bpy.data.objects.get(name)
         raise ValueError(f"{blend}: {name!r} is a {other.type.lower()}, not an armature" if other is not None
                          else f"{blend} has no armature called {name!r}")
-    captures = captured_action(rig)  # what the rig plays never changes the result (as mocap.retarget)
-    target = armature_skeleton(rig) if captures is None else armature_pose(rig, captures)
+    target = target_body(rig)  # what the rig plays never changes the result (as mocap.retarget)
     mapping, reference = armature_mapping(rig), reference_rotations(rig)
-    stored = stored_record(rig)
-    unit = 1.0 if stored is None else skeleton_from_json(stored)[1].get("unit_in_metres")
+    stored = recorded(rig)
+    unit = 1.0 if stored is None else stored[1].get("unit_in_metres")
 
     def onto(clip: Any) -> Any:
         result = retarget(clip, target, target_mapping=mapping, target_reference=reference, **options)

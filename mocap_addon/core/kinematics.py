@@ -30,11 +30,12 @@ __all__ = ["World", "compose", "conform", "depth_levels", "end_site_positions", 
            "translation_channels", "world_positions"]
 
 
-def forward_kinematics(motion: Clip | Pose) -> World:
+def forward_kinematics(motion: Clip | Pose, only: Sequence[int] | None = None) -> World:
     """World rotation, position and scale of every joint at every frame of a clip or a pose
-    (:func:`.transforms.world_transforms`)."""
+    (:func:`.transforms.world_transforms`); with ``only``, of those joints and their ancestors alone (the
+    others NaN)."""
     pose = Pose.of(motion) if isinstance(motion, Clip) else motion
-    return world_transforms(pose.skeleton.parents, pose.rotations, pose.translations, pose.scales)
+    return world_transforms(pose.skeleton.parents, pose.rotations, pose.translations, pose.scales, only)
 
 
 def world_positions(motion: Clip | Pose) -> FloatArray:

@@ -3,9 +3,9 @@ type stands on, :mod:`.pose` and :mod:`.kinematics` among them), and the rest po
 
 from __future__ import annotations
 
-import os
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import pairwise
 
@@ -14,6 +14,7 @@ import numpy as np
 from . import rotations
 from .model import Skeleton
 from .rotations import FloatArray
+from .threads import usable_threads
 
 
 @dataclass
@@ -25,11 +26,24 @@ class World:
     quaternions: FloatArray
     positions: FloatArray
     scales: FloatArray
+    _joint_rotations: dict[int, FloatArray] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @cached_property
     def rotations(self) -> FloatArray:
         """World rotation matrices ``(F, J, 3, 3)``."""
         return rotations.quaternion_to_matrix(self.quaternions)
+
+    def joint_rotations(self, joint: int) -> FloatArray:
+        """One joint's world rotation matrices ``(F, 3, 3)``, without building every joint's."""
+        if "rotations" in self.__dict__:
+            return self.rotations[:, joint]
+        if joint not in self._joint_rotations:
+            self._joint_rotations[joint] = rotations.quaternion_to_matrix(self.quaternions[:, joint])
+        return self._joint_rotations[joint]
+
+    def joint(self, joint: int) -> tuple[FloatArray, FloatArray]:
+        """One joint's world rotation matrices ``(F, 3, 3)`` and origins ``(F, 3)``."""
+        return self.joint_rotations(joint), self.positions[:, joint]
 
 
 def place_translation(skeleton: Skeleton, joint: int | np.ndarray, channel: FloatArray) -> FloatArray:
@@ -131,13 +145,16 @@ FRAMES_PER_BLOCK = 2048
 
 
 def world_transforms(parents: list[int], local_rotations: FloatArray, local_translations: FloatArray,
-                     local_scales: FloatArray | None) -> World:
+                     local_scales: FloatArray | None, only: Sequence[int] | None = None) -> World:
     """World rotation, position and scale of every joint at every frame from local quaternions ``(F, J, 4)``,
-    translations ``(F, J, 3)`` and scales ``(F, J)`` (or ``None``).
+    translations ``(F, J, 3)`` and scales ``(F, J)`` (or ``None``); with ``only``, of those joints and their
+    ancestors alone (the other joints' transforms are NaN).
 
     Frames are independent, so long motions are cut into blocks that stay in
     the CPU cache and run on a small thread pool (numpy releases the GIL).
     """
+    if only is not None:
+        return _part_of_world(parents, local_rotations, local_translations, local_scales, only)
     frames, joints = local_rotations.shape[:2]
     levels = depth_levels(parents)
     world = World(np.empty((frames, joints, 4)), np.empty((frames, joints, 3)), np.ones((frames, joints)))
@@ -154,11 +171,32 @@ def world_transforms(parents: list[int], local_rotations: FloatArray, local_tran
             world.scales[rows] = grown.T
 
     starts = range(0, frames, FRAMES_PER_BLOCK)
-    if len(starts) <= 1:
+    threads = usable_threads(4)
+    if len(starts) <= 1 or threads == 1:
         list(map(run, starts))
     else:
-        with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+        with ThreadPoolExecutor(max_workers=threads) as pool:
             list(pool.map(run, starts))
+    return world
+
+
+def _part_of_world(parents: list[int], local_rotations: FloatArray, local_translations: FloatArray,
+                   local_scales: FloatArray | None, only: Sequence[int]) -> World:
+    """:func:`world_transforms` of the joints ``only`` and their ancestors, the others NaN."""
+    kept: set[int] = set()
+    for joint in only:
+        while joint >= 0 and joint not in kept:
+            kept.add(joint)
+            joint = parents[joint]
+    joints = np.array(sorted(kept), dtype=np.int64)
+    slot = {int(j): n for n, j in enumerate(joints)}
+    part = world_transforms([slot.get(parents[j], -1) for j in joints], local_rotations[:, joints],
+                            local_translations[:, joints], None if local_scales is None else local_scales[:, joints])
+    frames, count = local_rotations.shape[:2]
+    world = World(np.full((frames, count, 4), np.nan), np.full((frames, count, 3), np.nan),
+                  np.full((frames, count), np.nan))
+    world.quaternions[:, joints], world.positions[:, joints], world.scales[:, joints] = (
+        part.quaternions, part.positions, part.scales)
     return world
 
 

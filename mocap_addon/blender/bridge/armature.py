@@ -1,64 +1,9 @@
-"""Build an armature object from a core skeleton's rest rig; an armature object's data, pose and rest bones."""
+"""Armature objects as the tools find them (by name, the selection, a property's poll), their data and
+pose bones, and the data path of a pose-bone property."""
 
 from __future__ import annotations
 
 import bpy
-import numpy as np
-from mathutils import Matrix
-
-from ...core import Skeleton
-from .rig_math import RestRig
-
-
-def build_armature(name: str, skeleton: Skeleton, rig: RestRig,
-                   context: bpy.types.Context) -> bpy.types.Object:
-    """A new armature object linked to the active collection, one bone per joint, in object mode."""
-    data = bpy.data.armatures.new(name)
-    obj = bpy.data.objects.new(name, data)
-    view_layer = context.view_layer
-    assert context.collection is not None and view_layer is not None, "a scene to build in"
-    context.collection.objects.link(obj)
-    previous = view_layer.objects.active
-    if context.object is not None and context.object.mode != "OBJECT":
-        bpy.ops.object.mode_set(mode="OBJECT")
-    view_layer.objects.active = obj
-    bpy.ops.object.mode_set(mode="EDIT")
-    try:
-        bones = []
-        for joint, joint_name in enumerate(skeleton.names):
-            bone = data.edit_bones.new(joint_name)
-            bone.head = rig.heads[joint]
-            bone.tail = rig.tails[joint]
-            frame = np.eye(4)
-            frame[:3, :3] = rig.orientations[joint]
-            frame[:3, 3] = rig.heads[joint]
-            bone.matrix = Matrix(frame.tolist())
-            bones.append(bone)
-        for joint, parent in enumerate(skeleton.parents):
-            if parent >= 0:
-                bones[joint].parent = bones[parent]
-    finally:
-        bpy.ops.object.mode_set(mode="OBJECT")
-        if previous is not None and previous.name in view_layer.objects:
-            view_layer.objects.active = previous
-    dropped = [joint_name for joint_name in skeleton.names if joint_name not in data.bones]
-    if dropped:  # build_rest_rig gives every bone a length Blender keeps: this would be a new Blender rule
-        raise ValueError(f"Blender dropped {len(dropped)} bone(s) on leaving edit mode: {', '.join(dropped[:5])}")
-    return obj
-
-
-def rig_copy(context: bpy.types.Context, obj: bpy.types.Object, name: str) -> bpy.types.Object:
-    """A copy of the armature ``obj`` (object and data, no animation) called ``name``, in the active collection:
-    where a tool writes motion made from ``obj``'s own action without writing over it."""
-    copy = obj.copy()
-    copy.name = name
-    copy.animation_data_clear()
-    data = armature_data(obj).copy()
-    data.animation_data_clear()
-    copy.data = data
-    assert context.collection is not None, "a collection to add the copy to"
-    context.collection.objects.link(copy)
-    return copy
 
 
 def make_active(context: bpy.types.Context, obj: bpy.types.Object) -> None:
@@ -115,8 +60,6 @@ def pose_bones(obj: bpy.types.Object) -> bpy.types.bpy_prop_collection[bpy.types
     return obj.pose.bones
 
 
-def rest_matrices(obj: bpy.types.Object, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Rest orientations (J, 3, 3) and heads (J, 3) of the named bones, in armature space."""
-    bones = armature_data(obj).bones
-    matrices = np.array([np.array(bones[name].matrix_local) for name in names]).reshape(-1, 4, 4)
-    return matrices[:, :3, :3], matrices[:, :3, 3]
+def bone_path(name: str, prop: str) -> str:
+    """The data path of pose bone ``name``'s property ``prop`` (what an F-curve animates)."""
+    return f'pose.bones["{bpy.utils.escape_identifier(name)}"].{prop}'

@@ -13,8 +13,8 @@ import numpy as np
 from bpy.props import EnumProperty, IntProperty
 
 from ...core.options import ALIGNMENT, FEET, ROOT_PATH
-from .armature_to_clip import armature_action
 from .choices import chosen, enum_property
+from .read_rig import action_frames, armature_action
 
 if TYPE_CHECKING:
     from ...core import Pose
@@ -70,7 +70,7 @@ def prepare_blend(clip_a: bpy.types.Object, clip_b: bpy.types.Object, settings: 
     from ...core.blend.mixing import mask_presets, onto, preset_weights
     from ...core.pose import as_pose
     from .bone_mapping import armature_mapping
-    from .motion import armature_pose
+    from .read_rig import armature_pose
 
     for clip in (clip_a, clip_b):
         if armature_action(clip) is None:
@@ -90,15 +90,15 @@ def prepare_blend(clip_a: bpy.types.Object, clip_b: bpy.types.Object, settings: 
 
 def first_frame(obj: bpy.types.Object) -> int:
     """The first frame of ``obj``'s action: a blend's frame 0."""
-    action = obj.animation_data.action if obj.animation_data else None
+    action = armature_action(obj)
     if action is None:
         raise ValueError(f"{obj.name} has no action")
-    return round(action.frame_range[0])
+    return action_frames(action)[0]
 
 
 def clip_to_world(obj: bpy.types.Object) -> np.ndarray:
     """4x4 matrix taking a point of ``obj``'s clips (file axes and units) to world space."""
-    from .motion import clip_space
+    from .read_rig import clip_space
 
     conversion, scale = clip_space(obj)
     local = np.eye(4)

@@ -12,13 +12,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import bpy
-import numpy as np
 from bpy.props import CollectionProperty, IntProperty, StringProperty
 
 from .armature import armature_data
-from .armature_to_clip import ExportSettings, skeleton_from_bones
 from .compat import add_properties, remove_properties, run_time_property
-from .import_record import skeleton_from_json, stored_record
+from .read_rig import bone_skeleton
 
 if TYPE_CHECKING:
     from ...core import Skeleton
@@ -80,17 +78,6 @@ def store_mapping(obj: bpy.types.Object, mapping: dict[str, str | None], rules: 
 
 def stored_mapping(obj: bpy.types.Object) -> dict[str, str | None]:
     return {entry.name: entry.canonical or None for entry in mapping_entries(obj)}
-
-
-def bone_skeleton(obj: bpy.types.Object) -> Skeleton:
-    """A core skeleton of the armature's bones: the import record's where its names are still the bones',
-    else one read from the bones themselves (armature space)."""
-    stored = stored_record(obj)
-    if stored is not None:
-        skeleton, _ = skeleton_from_json(stored)
-        if set(skeleton.names) == {bone.name for bone in armature_data(obj).bones}:
-            return skeleton
-    return skeleton_from_bones(obj, ExportSettings(conversion=np.eye(3)), 1.0)
 
 
 def detect_mapping(obj: bpy.types.Object, skeleton: Skeleton | None = None,

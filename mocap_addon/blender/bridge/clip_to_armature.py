@@ -12,15 +12,15 @@ import numpy as np
 from ...core import Clip, Pose
 from ...core.reduce import EulerKeys, reduce_keys
 from ...core.timing import resample, split_takes
-from .animation import euler_mode, key_count
-from .armature import armature_data, build_armature, rest_matrices
+from .armature import armature_data
 from .bone_mapping import detect_mapping
 from .compat import assign_action
 from .conversion import scene_fps, unit_in_metres
 from .import_record import CAPTURES, PROPERTY, skeleton_to_json
-from .motion import write_pose
+from .read_rig import key_count, rest_matrices
 from .rig_math import BoneFrames, RestRig, build_rest_rig
 from .rollback import nothing_left_behind
+from .write_rig import build_armature, euler_mode, write_pose
 
 
 @dataclass

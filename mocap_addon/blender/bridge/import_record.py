@@ -1,34 +1,18 @@
-"""What export needs from an import, kept as custom properties on the armature data, and its summary."""
+"""The import record: what reading a rig back needs from its import (skeleton, timing, axes, scale), kept as
+JSON in a custom property of the armature data (:data:`PROPERTY`), and the format of that JSON."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-import bpy
 import numpy as np
 
 from ...core import Clip, Skeleton
-from .armature import armature_data
-from .compat import id_property
 
-PROPERTY = "mocap_skeleton"
-
-
-def stored_record(obj: bpy.types.Object) -> str | None:
-    """The armature's import record (JSON), ``None`` for an armature this add-on did not import."""
-    stored = id_property(armature_data(obj), PROPERTY)
-    return None if stored is None else str(stored)
-
-
+PROPERTY = "mocap_skeleton"  # on the armature data: the record (JSON)
 CAPTURES = "mocap_captures"  # on the armature data: the action the armature was imported with (an ID pointer)
-
-
-def captured_action(obj: bpy.types.Object) -> bpy.types.Action | None:
-    """The action ``obj`` was imported with (kept with the file, followed through renames), whatever it plays
-    now; ``None`` for a rig not imported here or whose import action was deleted."""
-    action = id_property(armature_data(obj), CAPTURES)
-    return action if isinstance(action, bpy.types.Action) else None
+FRAME_TIME = "mocap_frame_time"  # on every action the add-on writes: seconds per frame of its motion
 
 
 def skeleton_to_json(clip: Clip, conversion: np.ndarray, scale: float) -> str:
@@ -79,23 +63,3 @@ def skeleton_from_json(text: str) -> tuple[Skeleton, dict[str, Any]]:
         length_directions=np.array(data["length_directions"]),
     )
     return skeleton, data
-
-
-def source_summary(obj: bpy.types.Object | None) -> list[str]:
-    """Lines describing the armature's stored import record (empty when it has none)."""
-    if obj is None or obj.type != "ARMATURE" or (stored := stored_record(obj)) is None:
-        return []
-    from ...core.formats import file_formats
-
-    record = json.loads(stored)
-    timing = "skeleton only" if record.get("frame_count") == 0 else f"{1.0 / record['frame_time']:g} fps"
-    labels = {file_format.key: file_format.label for file_format in file_formats()}
-    label = labels.get(record.get("format"), (record.get("format") or "?").upper())
-    lines = [f"{label}: {bpy.path.basename(record.get('source') or '')}",
-             f"{len(record['names'])} joints, {timing}"]
-    action = obj.animation_data.action if obj.animation_data else None
-    if action is not None:
-        first, last = round(action.frame_range[0]), round(action.frame_range[1])
-        lines.append(f"frames {first}-{last}")
-    lines += [f"warning: {w}" for w in record.get("metadata", {}).get("warnings", [])]
-    return lines

@@ -10,8 +10,9 @@ import json
 import bpy
 import numpy as np
 
-from .armature import armature_data, pose_bones
+from .armature import armature_data
 from .compat import id_property
+from .read_rig import armature_skeleton, clip_space, posed_turns
 
 REFERENCE_POSE = "mocap_reference_pose"  # on the armature data: bone -> pose rotation relative to rest (3x3)
 
@@ -23,7 +24,6 @@ def reference_rotations(obj: bpy.types.Object) -> np.ndarray | None:
     joint's frame ``C @ G`` to ``D @ C @ G``; in clip space ``C^-1 @ D @ C @ G``.
     """
     from ...core.transforms import rest_pose
-    from .motion import armature_skeleton, clip_space
 
     stored = id_property(armature_data(obj), REFERENCE_POSE)
     if stored is None:
@@ -42,12 +42,7 @@ def has_reference_pose(obj: bpy.types.Object) -> bool:
 
 def store_reference_pose(obj: bpy.types.Object) -> None:
     """Store the armature's current pose (as evaluated: update the view layer first) as its reference."""
-    turns = {}
-    for pose_bone in pose_bones(obj):
-        posed = np.array(pose_bone.matrix)[:3, :3]
-        rest = np.array(pose_bone.bone.matrix_local)[:3, :3]
-        posed /= np.linalg.norm(posed, axis=0)  # rotation only, whatever the bone's scale
-        turns[pose_bone.name] = (posed @ np.linalg.inv(rest)).ravel().tolist()
+    turns = {name: turn.ravel().tolist() for name, turn in posed_turns(obj).items()}
     armature_data(obj)[REFERENCE_POSE] = json.dumps(turns)
 
 

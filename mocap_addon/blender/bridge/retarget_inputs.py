@@ -21,13 +21,10 @@ def retargeted(source: bpy.types.Object, target: bpy.types.Object, root: str, fe
     captures it came with (its floor, how its bones twist)."""
     from ...core.retarget.transfer import retarget
     from .bone_mapping import armature_mapping
-    from .import_record import captured_action
-    from .motion import armature_pose, armature_skeleton
+    from .read_rig import armature_pose, target_body
     from .reference_pose import reference_rotations
 
     pose = armature_pose(source) if frames is None else in_range(armature_pose(source), frames)
-    captures = captured_action(target)
-    onto = armature_skeleton(target) if captures is None else armature_pose(target, captures)
-    return retarget(pose, onto, mapping=armature_mapping(source), target_mapping=armature_mapping(target),
-                    root=root, source_reference=reference_rotations(source),
+    return retarget(pose, target_body(target), mapping=armature_mapping(source),
+                    target_mapping=armature_mapping(target), root=root, source_reference=reference_rotations(source),
                     target_reference=reference_rotations(target), feet=feet)

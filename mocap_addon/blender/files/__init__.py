@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import bpy
 
-from ..bridge.import_record import source_summary
+from ..bridge.read_rig import source_summary
 from ..bridge.sidebar import SidebarPanel
 from . import acclaim, bvh, htr
 from .base import MocapImportBase, file_handler

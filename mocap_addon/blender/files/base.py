@@ -294,7 +294,7 @@ class MocapExportBase(bpy.types.Operator, ExportHelper):
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core import save
         from ...core.formats import unit_note
-        from ..bridge.armature_to_clip import ExportSettings, export_clip
+        from ..bridge.read_rig import ExportSettings, export_clip
 
         scene = context.scene
         assert scene is not None, "run with a scene"

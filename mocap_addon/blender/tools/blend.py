@@ -20,7 +20,6 @@ import bpy
 import numpy as np
 from bpy.props import FloatProperty, IntProperty, PointerProperty, StringProperty
 
-from ..bridge.animation import curves_by_path, sample_fcurve
 from ..bridge.armature import (
     armature_data,
     armature_named,
@@ -28,14 +27,15 @@ from ..bridge.armature import (
     make_active,
     named_or_selected,
     pose_bones,
-    rig_copy,
 )
 from ..bridge.blend_inputs import BLEND_OPTIONS, BlendOptions, Prepared, clip_to_world, prepare_blend
 from ..bridge.compat import add_properties, assign_action, remove_properties, run_time_property
 from ..bridge.frame_range import FrameRange, in_range
 from ..bridge.progress import Progress
+from ..bridge.read_rig import armature_action, key_points, keyed_curve, sample_fcurve
 from ..bridge.rollback import nothing_left_behind
 from ..bridge.sidebar import SidebarPanel
+from ..bridge.write_rig import rig_copy
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -94,11 +94,7 @@ def blend_result(obj: bpy.types.Object | None) -> bpy.types.Object | None:
 
 def _mix_profile(result: bpy.types.Object | None, frames: np.ndarray, mix: float) -> np.ndarray | float:
     """The keyed mix of an existing result at ``frames``, else ``mix``."""
-    data = armature_data(result) if result is not None else None
-    action = data.animation_data.action if data is not None and data.animation_data else None
-    if data is None or action is None:
-        return mix
-    curve = curves_by_path(data, action).get((MIX_PATH, 0))
+    curve = keyed_curve(armature_data(result), MIX_PATH) if result is not None else None
     return mix if curve is None else sample_fcurve(curve, frames)
 
 
@@ -135,9 +131,9 @@ def _keyed(context: bpy.types.Context, clip_a: bpy.types.Object, clip_b: bpy.typ
            settings: _BlendOptions, result: bpy.types.Object | None, mixed: Pose, first: int,
            progress: Callable[[float], None]) -> bpy.types.Object:
     """``mixed`` keyed onto ``result`` (made as a copy of A's rig when ``None``), with what made it."""
-    from ..bridge.motion import write_pose
+    from ..bridge.write_rig import write_pose
 
-    old = result.animation_data.action if result is not None and result.animation_data else None
+    old = armature_action(result) if result is not None else None
     try:
         with nothing_left_behind():
             if result is None:
@@ -348,17 +344,17 @@ def _key_mix(data: bpy.types.Armature, frame: int, mix: float) -> Callable[[], N
     """Set and key the result's mix at ``frame``; returns what undoes it."""
     settings: MocapBlendSettings = run_time_property(data, "mocap_blend")
     value = settings.mix
-    action = data.animation_data.action if data.animation_data else None
-    curve = curves_by_path(data, action).get((MIX_PATH, 0)) if action is not None else None
-    keyed = curve is not None and np.any(_key_frames(curve) == frame)
+    action = armature_action(data)
+    curve = keyed_curve(data, MIX_PATH)
+    keyed = curve is not None and np.any(key_points(curve)[0] == frame)
     keyed_value = float(sample_fcurve(curve, np.array([float(frame)]))[0]) if curve is not None and keyed else 0.0
     settings.mix = mix
     data.keyframe_insert(MIX_PATH, frame=frame)
 
     def undo() -> None:
         if action is None:
-            if data.animation_data is not None and data.animation_data.action is not None:
-                bpy.data.actions.remove(data.animation_data.action)
+            if (made := armature_action(data)) is not None:
+                bpy.data.actions.remove(made)
             data.animation_data_clear()
         elif keyed:
             settings.mix = keyed_value
@@ -368,12 +364,6 @@ def _key_mix(data: bpy.types.Armature, frame: int, mix: float) -> Callable[[], N
         settings.mix = value
 
     return undo
-
-
-def _key_frames(curve: bpy.types.FCurve) -> np.ndarray:
-    co = np.empty(2 * len(curve.keyframe_points), dtype=np.float32)
-    curve.keyframe_points.foreach_get("co", co)
-    return co[0::2]
 
 
 class VIEW3D_PT_mocap_blend(SidebarPanel):

@@ -36,9 +36,7 @@ from ..bridge.armature import (
     make_active,
     named_or_selected,
     pose_bones,
-    rig_copy,
 )
-from ..bridge.armature_to_clip import armature_action
 from ..bridge.blend_inputs import (
     BLEND_OPTIONS,
     BlendOptions,
@@ -48,10 +46,11 @@ from ..bridge.blend_inputs import (
     updating,
 )
 from ..bridge.choices import chosen, enum_property
-from ..bridge.compat import Channels, add_properties, remove_properties, run_time_property
-from ..bridge.live_pose import Poser
+from ..bridge.compat import add_properties, remove_properties, run_time_property
+from ..bridge.read_rig import armature_action, keyed_curve
 from ..bridge.rollback import nothing_left_behind
 from ..bridge.sidebar import SidebarPanel
+from ..bridge.write_rig import Poser, rig_copy
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -201,8 +200,7 @@ def live_motion(obj: bpy.types.Object) -> _Live:
 def mix_at(obj: bpy.types.Object, frame: float) -> float:
     """The target's mix at ``frame``: its keyed curve's value there, else the property's."""
     settings = live_settings(obj)
-    action = armature_action(obj)
-    curve = Channels(action, obj, create=False).find(MIX_PATH) if action is not None else None
+    curve = keyed_curve(obj, MIX_PATH)
     mix = curve.evaluate(frame) if curve is not None else settings.mix
     return float(np.clip(mix, 0.0, 1.0))
 
@@ -390,15 +388,15 @@ class MOCAP_OT_bake_live(bpy.types.Operator):
     target: StringProperty(name="Target", description="The live armature (empty: the active one)")
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
-        from ..bridge.animation import sample_fcurve
-        from ..bridge.motion import write_pose
+        from ..bridge.read_rig import sample_fcurve
+        from ..bridge.write_rig import write_pose
 
         try:
             obj = _live_target(context, self.target)
             live = live_motion(obj)
             frames = live.first + np.arange(live.frame_count, dtype=np.float64)
             old = armature_action(obj)
-            curve = Channels(old, obj, create=False).find(MIX_PATH) if old is not None else None
+            curve = keyed_curve(obj, MIX_PATH)
             mixes = np.full(len(frames), live_settings(obj).mix) if curve is None else sample_fcurve(curve, frames)
             motion = live.poses(np.clip(mixes, 0.0, 1.0))
             with nothing_left_behind():

@@ -1,6 +1,6 @@
 """Reduce Keys: the active armature's action keeps only the keys it needs (``core.reduce``).
 
-The action is read as a core pose (``bridge.motion.armature_pose``: what
+The action is read as a core pose (``bridge.read_rig.armature_pose``: what
 Blender plays at every frame), reduced so that every bone's head and tail stays
 within a tolerance of it, and written again with LINEAR keys at the frames
 kept (``write_pose(..., keep=...)``), in each bone's own rotation mode; the
@@ -18,9 +18,7 @@ import numpy as np
 from bpy.props import FloatProperty
 
 from ...core.reduce import DEFAULT_TOLERANCE
-from ..bridge.animation import curves_by_path, key_count
 from ..bridge.armature import armature_data, pose_bones
-from ..bridge.armature_to_clip import armature_action
 from ..bridge.compat import (
     add_properties,
     assign_action,
@@ -29,8 +27,9 @@ from ..bridge.compat import (
     remove_properties,
     run_time_property,
 )
-from ..bridge.import_record import CAPTURES, captured_action
+from ..bridge.import_record import CAPTURES, FRAME_TIME
 from ..bridge.progress import Progress
+from ..bridge.read_rig import armature_action, captured_action, curves_by_path, key_count
 from ..bridge.rollback import nothing_left_behind
 from ..bridge.sidebar import SidebarPanel
 
@@ -52,7 +51,7 @@ def _unheld(obj: bpy.types.Object, action: bpy.types.Action, pose: Pose) -> list
     """The F-curves of ``action`` that rewriting ``pose`` would not write again (other properties, bones
     outside the skeleton, moves or scales its channels do not hold)."""
     from ...core.model import MOVE_CHANNELS, SCALE_CHANNEL
-    from ..bridge.animation import bone_path
+    from ..bridge.armature import bone_path
 
     held: set[str] = set()
     for name, layout in zip(pose.skeleton.names, pose.skeleton.channels):
@@ -72,9 +71,9 @@ def reduce_action(context: bpy.types.Context, obj: bpy.types.Object, tolerance: 
     worst error measured on the keys written (Blender units).
     """
     from ...core.reduce import EulerKeys, bone_points, reduce_keys
-    from ..bridge.armature_to_clip import armature_bone_frames
     from ..bridge.clip_to_armature import KeyReport
-    from ..bridge.motion import armature_pose, clip_space, write_pose
+    from ..bridge.read_rig import armature_bone_frames, armature_pose, clip_space, clip_tails
+    from ..bridge.write_rig import write_pose
 
     action = armature_action(obj)
     if action is None:
@@ -95,8 +94,7 @@ def reduce_action(context: bpy.types.Context, obj: bpy.types.Object, tolerance: 
         if not any(quaternions) and "AXIS_ANGLE" not in modes:
             frames = armature_bone_frames(obj, skeleton, conversion)
             euler = EulerKeys([mode[::-1] for mode in modes], frames.left, frames.to_bone)
-        bones = armature_data(obj).bones
-        tails = np.array([bones[name].tail_local for name in skeleton.names]).reshape(-1, 3) @ conversion / scale
+        tails = clip_tails(obj, skeleton)
         reduction = reduce_keys(pose, tolerance, euler, tails)
         progress.update(0.5)
         everything = np.arange(pose.frame_count)
@@ -113,7 +111,7 @@ def reduce_action(context: bpy.types.Context, obj: bpy.types.Object, tolerance: 
             raise
     worst = float(np.linalg.norm(bone_points(back, tails) - bone_points(pose, tails), axis=-1).max(initial=0.0))
     for key, value in id_properties(action).items():  # what else the action's custom properties say (takes, ...)
-        if key not in ("mocap_frame_time", "mocap_reduction"):
+        if key not in (FRAME_TIME, "mocap_reduction"):
             reduced[key] = value
     if captured_action(obj) == action:  # the reduced captures stand for the imported ones
         armature_data(obj)[CAPTURES] = reduced

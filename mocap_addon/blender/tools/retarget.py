@@ -1,7 +1,7 @@
 """Retarget panel: one armature's action onto any other rig, an armature onto the canonical skeleton,
 and reference poses for rigs whose automatic T-pose is wrong.
 
-Each operator reads the armatures as core poses (``blender.motion``) with their
+Each operator reads the armatures as core poses (``bridge.read_rig``) with their
 stored bone mappings (the Bone Mapping panel's, detected when missing), calls
 one core function (``core.retarget``) and writes the result with
 ``foreach_set`` keys; core errors become reports, and a failure leaves the
@@ -18,12 +18,12 @@ from bpy.props import BoolProperty, PointerProperty, StringProperty
 
 from ...core.options import BONE_LENGTHS, CANONICAL_FEET, CANONICAL_METHOD, FEET, HIPS_TRAVEL
 from ..bridge.armature import is_armature, named_or_selected
-from ..bridge.armature_to_clip import armature_action
 from ..bridge.bone_mapping import armature_mapping
 from ..bridge.choices import chosen, enum_property
 from ..bridge.compat import add_properties, remove_properties, run_time_property
 from ..bridge.frame_range import FrameRange
 from ..bridge.progress import Progress
+from ..bridge.read_rig import armature_action
 from ..bridge.reference_pose import clear_reference_pose, has_reference_pose, reference_rotations, store_reference_pose
 from ..bridge.retarget_inputs import retargeted
 from ..bridge.sidebar import SidebarPanel
@@ -59,8 +59,8 @@ class MOCAP_OT_retarget(_RootOption, FrameRange, bpy.types.Operator):
                            description="Armature that gets the new action (empty: the active armature)")
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
-        from ..bridge.motion import write_pose
         from ..bridge.rollback import nothing_left_behind
+        from ..bridge.write_rig import write_pose
 
         started = time.perf_counter()
         try:
@@ -117,7 +117,7 @@ class MOCAP_OT_to_canonical(_CanonicalOptions, bpy.types.Operator):
         from ...core.retarget.transfer import to_canonical
         from ..bridge.clip_to_armature import ImportSettings, import_clip
         from ..bridge.conversion import DEFAULT_AXES, conversion_matrix
-        from ..bridge.motion import armature_pose
+        from ..bridge.read_rig import armature_pose
 
         obj, view_layer = context.active_object, context.view_layer
         assert obj is not None and view_layer is not None, "poll: an active armature"

@@ -31,16 +31,17 @@ import numpy as np
 from bpy.app.handlers import persistent
 from bpy.props import BoolProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
 
-from ..bridge.animation import curves_by_path, fill_curve
-from ..bridge.armature import armature_data, armature_named, is_armature, make_active, rig_copy
-from ..bridge.armature_to_clip import armature_action
+from ..bridge.armature import armature_data, armature_named, is_armature, make_active
 from ..bridge.compat import add_properties, assign_action, id_property, remove_properties, run_time_property
+from ..bridge.conversion import scene_fps
 from ..bridge.frame_range import FrameRange
 from ..bridge.graph_store import store_graph, stored_graph, stored_token
 from ..bridge.progress import Progress
+from ..bridge.read_rig import action_frame_time, action_frames, armature_action, keyed_curve
 from ..bridge.reference_pose import reference_rotations
 from ..bridge.rollback import nothing_left_behind
 from ..bridge.sidebar import SidebarPanel
+from ..bridge.write_rig import fill_curve, rig_copy
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -157,7 +158,7 @@ def _canonical(obj: bpy.types.Object, action: bpy.types.Action | None) -> Pose:
     """``obj``'s ``action`` on the canonical skeleton, through its stored mapping and reference pose."""
     from ...core.retarget.transfer import to_canonical
     from ..bridge.bone_mapping import armature_mapping
-    from ..bridge.motion import armature_pose
+    from ..bridge.read_rig import armature_pose
 
     if action is None:
         raise ValueError(f"{obj.name}'s action is gone")
@@ -166,20 +167,15 @@ def _canonical(obj: bpy.types.Object, action: bpy.types.Action | None) -> Pose:
     return pose
 
 
-def _first_frame(action: bpy.types.Action) -> int:
-    return round(action.frame_range[0])
-
-
 def _rate(action: bpy.types.Action, scene: bpy.types.Scene) -> float:
     """Frames per second of an action: its recorded frame time (imports keep it), else the scene's."""
-    frame_time = id_property(action, "mocap_frame_time")
-    return 1.0 / float(frame_time) if frame_time else scene.render.fps / scene.render.fps_base
+    return 1.0 / action_frame_time(action, 1.0 / scene_fps(scene))
 
 
 def _library(graph: MotionGraph, chosen: list[tuple[bpy.types.Object, bpy.types.Action]],
              scene: bpy.types.Scene) -> Library:
     return Library(graph, [o.name for o, _ in chosen], [a.name for _, a in chosen],
-                   [_first_frame(a) for _, a in chosen], [_rate(a, scene) for _, a in chosen])
+                   [action_frames(a)[0] for _, a in chosen], [_rate(a, scene) for _, a in chosen])
 
 
 def _key_counts(lib: Library) -> None:
@@ -191,13 +187,13 @@ def _key_counts(lib: Library) -> None:
         data = armature_data(_armature(name))
         first, count = int(graph.offsets[clip]), int(graph.clip_frames[clip])
         frames = lib.firsts[clip] + np.arange(count) * lib.rates[clip] / graph.fps
-        if data.animation_data is None or data.animation_data.action is None:
+        if armature_action(data) is None:
             assign_action(data, bpy.data.actions.new(f"{name} transitions"))  # not the object's action
         data[COUNT_PROPERTY] = 0
         data.keyframe_insert(path, frame=float(frames[0]))
-        action = data.animation_data.action if data.animation_data else None
-        assert action is not None, "keyed just now"
-        fill_curve(curves_by_path(data, action)[(path, 0)], frames, counts[first:first + count], CONSTANT)
+        curve = keyed_curve(data, path)
+        assert curve is not None, "keyed just now"
+        fill_curve(curve, frames, counts[first:first + count], CONSTANT)
 
 
 def _set_markers(scene: bpy.types.Scene, result: Clip, lib: Library, first: int) -> None:
@@ -218,7 +214,8 @@ def _write_onto(context: bpy.types.Context, rig: bpy.types.Object, motion: Clip,
     from ...core.pose import as_pose
     from ...core.retarget.transfer import retarget
     from ..bridge.bone_mapping import armature_mapping
-    from ..bridge.motion import armature_skeleton, write_pose
+    from ..bridge.read_rig import armature_skeleton
+    from ..bridge.write_rig import write_pose
 
     scene = _scene(context)
     result = retarget(as_pose(motion), armature_skeleton(rig), target_mapping=armature_mapping(rig),
@@ -409,7 +406,8 @@ class MOCAP_OT_load_graph(_GraphFile):
                 if obj is None or action is None:
                     problems.append(f"no armature {name!r} with an action")
                     continue
-                have = round(action.frame_range[1] - action.frame_range[0]) + 1
+                first, last = action_frames(action)
+                have = last - first + 1
                 if have != frames:
                     problems.append(f"{name} has {have} frames, the graph's clip {frames}")
                 chosen.append((obj, action))
@@ -549,7 +547,7 @@ def ground_map(rig: bpy.types.Object, motion: Clip) -> tuple[complex, complex]:
     from ...core.pose import as_pose
     from ...core.retarget.transfer import retarget
     from ..bridge.bone_mapping import armature_mapping
-    from ..bridge.motion import armature_skeleton, clip_space
+    from ..bridge.read_rig import armature_skeleton, clip_space
 
     on_rig = retarget(as_pose(motion), armature_skeleton(rig), target_mapping=armature_mapping(rig),
                       target_reference=reference_rotations(rig))

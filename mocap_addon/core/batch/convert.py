@@ -274,12 +274,13 @@ def motion_name(preview: str) -> str:
 def _draw(clip: Clip, job: Job, preview: str, folder: str, warnings: list[str], out_dir: str) -> str | None:
     """The take's contact sheet and its animation, drawn in ``folder`` and moved beside ``preview``
     (``None``, with a warning, if they could not be drawn: the take itself is converted)."""
-    from .preview import contact_sheet, motion_sidecar
+    from .preview import MOMENTS, contact_sheet, motion_sidecar, sidecar_moments, stick_figures_at
 
     drawn, moving = os.path.join(folder, "preview.png"), os.path.join(folder, "motion.js")
     try:
-        contact_sheet(clip, drawn, title=job.name)
-        motion_sidecar(clip, moving)
+        still, animated = stick_figures_at(clip, [MOMENTS, sidecar_moments(clip)])  # the clip posed once
+        contact_sheet(clip, drawn, title=job.name, body=still)
+        motion_sidecar(clip, moving, body=animated)
         require_inside(preview, out_dir)
         os.makedirs(os.path.dirname(preview) or ".", exist_ok=True)
         os.replace(moving, motion_name(preview))

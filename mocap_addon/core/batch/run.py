@@ -18,6 +18,7 @@ from typing import IO, Any
 
 from ..errors import MissingDependency
 from ..formats.textio import atomic_write
+from ..threads import limit_threads
 from .convert import DEFAULT_TIMEOUT, Outcome, Settings, convert_job, describe
 from .executors import DASK_EXTRA, DaskPool, Pool, machine_cores
 from .manifest import SET_ASIDE_NAME, Manifest, ManifestBusy, Record
@@ -132,8 +133,11 @@ def _convert(found: list[Job], settings: Settings, options: dict[str, Any], mani
     out_dir = manifest.out_dir
     if todo:
         tasks = [(found[number], settings, run.staging) for number in todo]
-        task = _ConvertTask(force, out_dir if previews else None, timeout)
-        with _pool(scheduler, jobs or machine_cores(), previews) as pool, _Progress(len(todo), progress) as shown:
+        workers = jobs or machine_cores()
+        # A local pool shares the machine's cores among its workers; a cluster's workers have a core each.
+        threads = max(1, machine_cores() // workers) if not scheduler else 1
+        task = _ConvertTask(force, out_dir if previews else None, timeout, threads)
+        with _pool(scheduler, workers, previews) as pool, _Progress(len(todo), progress) as shown:
             for index, result in pool.run(task, tasks):
                 number = todo[index]
                 line = _finished(found[number], result, out_dir, options, manifest)
@@ -210,13 +214,15 @@ def _checked(settings: Settings, scheduler: str | None, previews: bool) -> dict[
 
 
 class _ConvertTask:
-    """``convert_job`` with the run's flags, and each take's preview path when previews are drawn into
-    ``previews_in`` (a plain class: tasks are pickled to the workers)."""
+    """``convert_job`` with the run's flags, each take's preview path when previews are drawn into
+    ``previews_in``, and the threads a worker's numpy work may use (a plain class: tasks are pickled to
+    the workers)."""
 
-    def __init__(self, force: bool, previews_in: str | None, timeout: float | None) -> None:
-        self.force, self.previews_in, self.timeout = force, previews_in, timeout
+    def __init__(self, force: bool, previews_in: str | None, timeout: float | None, threads: int) -> None:
+        self.force, self.previews_in, self.timeout, self.threads = force, previews_in, timeout, threads
 
     def __call__(self, job: Job, settings: Settings, staging: str) -> Outcome:
+        limit_threads(self.threads)
         preview = None if self.previews_in is None else os.path.join(self.previews_in, *preview_name(job).split("/"))
         return convert_job(job, settings, staging, replace=self.force, preview=preview, timeout=self.timeout)
 

@@ -112,7 +112,7 @@ def find_contacts(clip: Clip | Pose, mapping: Mapping[str, str | None] | None = 
     if missing or top is None:
         raise ValueError("contacts need hips, a spine or head joint and both legs down to the feet; missing: "
                          + ", ".join(missing + ([] if top is not None else ["head"])))
-    pose = forward_kinematics(clip) if world is None else world
+    pose = forward_kinematics(clip, standing_joints(skeleton.parents, index)) if world is None else world
     positions = pose.positions
     feet = [[index[f"foot_{s}"], index.get(f"toes_{s}", index[f"foot_{s}"])] for s in SIDES]
     points = positions[:, np.array(feet)]
@@ -144,14 +144,25 @@ def leg_length(positions: FloatArray, legs: list[list[int]]) -> float:
     return total / len(legs)
 
 
-def sole_points(clip: Clip | Pose, pose: World, feet: list[int]) -> FloatArray:
-    """World positions ``(F, n, 3)`` of every joint and end site from the ankles down."""
-    skeleton = clip.skeleton
+def standing_joints(parents: list[int], index: Mapping[str, int]) -> list[int]:
+    """The joints contacts and planted feet read (of ``index``, canonical joint -> joint): the hips, the
+    trunk up to the head, the legs and every joint below the ankles (forward kinematics of these suffices)."""
+    legs = [index[c] for c in ["hips", *TOP_JOINTS] + [f"{j}_{s}" for s in SIDES for j in LEG_JOINTS] if c in index]
+    return legs + _below(parents, [index[f"foot_{s}"] for s in SIDES if f"foot_{s}" in index])
+
+
+def _below(parents: list[int], feet: list[int]) -> list[int]:
+    """``feet`` and every joint below them, in order."""
     below = set(feet)
-    for joint, parent in enumerate(skeleton.parents):
+    for joint, parent in enumerate(parents):
         if parent in below:
             below.add(joint)
-    joints = sorted(below)
+    return sorted(below)
+
+
+def sole_points(clip: Clip | Pose, pose: World, feet: list[int]) -> FloatArray:
+    """World positions ``(F, n, 3)`` of every joint and end site from the ankles down."""
+    joints = _below(clip.skeleton.parents, feet)
     sites = end_site_positions(clip, pose, joints)
     return np.concatenate([pose.positions[:, joints], *sites], axis=1)
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..model import Skeleton
 from ..rotations import FloatArray
+from ..transforms import World
 from ..vectors import unit
 from .reference import descendants
 
@@ -102,10 +103,9 @@ def across(right: FloatArray, up: FloatArray) -> FloatArray:
     return unit(right - (right @ up)[:, None] * up)
 
 
-def feet_points(feet: tuple[Foot, ...], rotations: FloatArray, positions: FloatArray) -> FloatArray:
-    """Heel, ball and tip of each foot ``(F, feet, 3, 3)`` from every joint's world rotations ``(F, J, 3, 3)``
-    and origins ``(F, J, 3)``."""
-    return np.stack([foot.points(lambda j: (rotations[:, j], positions[:, j])) for foot in feet], axis=1)
+def feet_points(feet: tuple[Foot, ...], world: World) -> FloatArray:
+    """Heel, ball and tip of each foot ``(F, feet, 3, 3)`` in a motion's ``world``."""
+    return np.stack([foot.points(world.joint) for foot in feet], axis=1)
 
 
 def lowest(points: FloatArray, up: FloatArray, floor: float) -> FloatArray:

@@ -14,13 +14,13 @@ the text with its strict reader, which also names the line of an error.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from ..rotations import FloatArray
+from ..threads import usable_threads
 
 _POWERS_OF_TEN = 10.0 ** np.arange(16)
 _MAX_DIGITS = 15  # mantissas below 10**15 < 2**53 are exact doubles
@@ -48,9 +48,10 @@ def read_table(data: bytes, start: int, columns: int, rows: int | None = None) -
         start = stop
     # Every value takes at least two bytes: a larger count is not believed (nor allocated).
     plausible = rows is not None and 0 < rows * columns <= sum(block.size for block in blocks) // 2
-    if len(blocks) == 1:
-        return _gathered([_read_block(blocks[0], columns)], columns, rows if plausible else None)
-    with ThreadPoolExecutor(max_workers=min(_MAX_THREADS, os.cpu_count() or 1)) as pool:
+    threads = usable_threads(_MAX_THREADS)
+    if len(blocks) == 1 or threads == 1:
+        return _gathered((_read_block(block, columns) for block in blocks), columns, rows if plausible else None)
+    with ThreadPoolExecutor(max_workers=threads) as pool:
         parts = pool.map(lambda text: _read_block(text, columns), blocks)
         return _gathered(parts, columns, rows if plausible else None)
 

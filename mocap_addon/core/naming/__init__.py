@@ -26,6 +26,7 @@ from .canonical import (
     canonical_ancestors,
     canonical_side,
 )
+from .checks import limb_chain_warnings
 from .mapping import explain_mapping, map_skeleton, mapping_report, missing_joints
 from .presets import (
     MAX_PRESET_BYTES,
@@ -41,5 +42,5 @@ from .presets import (
 
 __all__ = ["ARM", "CANONICAL_JOINTS", "CANONICAL_PARENTS", "LEG", "MAX_PRESET_BYTES", "NECK", "PRESETS",
            "REQUIRED_JOINTS", "SIDES", "SPINE", "Preset", "PresetLike", "builtin_presets", "canonical_ancestors",
-           "canonical_side", "explain_mapping", "find_preset", "load_preset", "map_skeleton", "mapping_report",
-           "missing_joints", "preset_from_dict", "save_preset"]
+           "canonical_side", "explain_mapping", "find_preset", "limb_chain_warnings", "load_preset", "map_skeleton",
+           "mapping_report", "missing_joints", "preset_from_dict", "save_preset"]

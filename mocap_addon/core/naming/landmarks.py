@@ -87,22 +87,42 @@ def _top_named(figure: Figure, role: str) -> list[int]:
 
 
 def _anchors(figure: Figure, role: str, head: int | None) -> list[int]:
-    """The two hands (or feet): the top joint named so in each branch; with more than two, per side
-    the one with the biggest subtree (fingers), then the one branching off nearest the head."""
+    """The two hands (or feet): the top joint named so in each branch; with more than two, the left and
+    right pair most at the ends of limbs (two joints or more between each and where it branches off:
+    room for the upper and lower arm or leg), then branching off at one joint, then with the biggest
+    subtrees (fingers), then branching off nearest the head."""
     top = _top_named(figure, role)
     if len(top) <= 2:
         return top if len(top) == 2 else []
+    everyone = figure.common_ancestor(top)
+
+    def branch_point(joint: int) -> int | None:
+        return figure.common_ancestor([joint, head]) if head is not None else everyone
 
     def near_head(joint: int) -> int:
-        fork = figure.common_ancestor([joint, head]) if head is not None else None
+        fork = branch_point(joint)
         return figure.depth[fork] if fork is not None else 0
+
+    def limb_end(joint: int) -> bool:
+        fork = branch_point(joint)
+        above = figure.path(fork, joint)[:-1] if fork is not None and fork != joint else []
+        return sum(not figure.folded(j) for j in above) >= 2
 
     by_side: dict[str | None, list[int]] = {}
     for joint in top:
         by_side.setdefault(figure.readings[joint].side, []).append(joint)
-    picked = [max(by_side[side], key=lambda j: (figure.size[j], near_head(j), -j)) for side in SIDES
-              if by_side.get(side)]
-    return picked if len(picked) == 2 else []
+    lefts, rights = by_side.get(SIDES[0], []), by_side.get(SIDES[1], [])
+
+    def worth(pair: tuple[int, int]) -> tuple[int, bool, int, int, int]:
+        return (limb_end(pair[0]) + limb_end(pair[1]), branch_point(pair[0]) == branch_point(pair[1]),
+                figure.size[pair[0]] + figure.size[pair[1]], near_head(pair[0]) + near_head(pair[1]),
+                -pair[0] - pair[1])
+
+    pairs = [(left, right) for left in lefts for right in rights]
+    if not pairs:
+        return []
+    left, right = max(pairs, key=worth)
+    return [left, right]
 
 
 def _head_by_name(figure: Figure, limbs: list[int]) -> int | None:

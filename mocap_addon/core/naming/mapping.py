@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
+
+import numpy as np
 
 from ..model import Skeleton
 from .canonical import CANONICAL_JOINTS, REQUIRED_JOINTS
+from .checks import limb_chain_warnings
 from .figure import Figure
 from .labels import Labels, apply_preset
 from .landmarks import find_body
@@ -14,10 +19,32 @@ from .presets import PresetLike, as_preset
 from .sides import settle_sides
 from .trunk import label_trunk
 
+MAPPINGS_KEPT = 16  # skeletons whose detected mapping a process keeps (a library repeats a few skeletons)
+_detected: OrderedDict[str, dict[str, str | None]] = OrderedDict()
+
 
 def map_skeleton(skeleton: Skeleton, *, preset: PresetLike = None) -> dict[str, str | None]:
     """Every joint name -> its canonical joint, or ``None`` where it folds into a neighbour."""
-    return {name: label for name, (label, _) in _run(skeleton, preset).items()}
+    if preset is not None:
+        return {name: label for name, (label, _) in _run(skeleton, preset).items()}
+    key = _content(skeleton)  # detection depends on the skeleton alone: kept by its content
+    if key in _detected:
+        _detected.move_to_end(key)
+    else:
+        _detected[key] = {name: label for name, (label, _) in _run(skeleton, None).items()}
+        while len(_detected) > MAPPINGS_KEPT:
+            _detected.popitem(last=False)
+    return dict(_detected[key])
+
+
+def _content(skeleton: Skeleton) -> str:
+    """Every field of ``skeleton``, hashed."""
+    digest = hashlib.sha1(repr((skeleton.names, skeleton.parents, [tuple(c) for c in skeleton.channels])).encode())
+    for values in (skeleton.offsets, skeleton.rest_rotations, skeleton.position_replaces_offset,
+                   skeleton.translation_in_rest_frame, skeleton.length_directions, *skeleton.end_sites):
+        digest.update(repr(np.shape(values)).encode())
+        digest.update(np.ascontiguousarray(values).tobytes())
+    return digest.hexdigest()
 
 
 def explain_mapping(skeleton: Skeleton, *, preset: PresetLike = None) -> dict[str, str]:
@@ -38,6 +65,7 @@ def mapping_report(skeleton: Skeleton, *, preset: PresetLike = None) -> str:
     lines.append(f"missing canonical joints ({len(missing)} of {len(CANONICAL_JOINTS)}): "
                  f"{', '.join(missing) or 'none'}")
     lines.append(f"missing required joints: {', '.join(required) or 'none'}")
+    lines += [f"warning: {warning}" for warning in limb_chain_warnings(skeleton, mapping)]
     return "\n".join(lines)
 
 

@@ -91,7 +91,7 @@ def _names(figure: Figure) -> dict[str, str | None]:
 
 
 def _soles(world: World, figure: Figure, up: FloatArray, floor: float) -> FloatArray:
-    return lowest(feet_points(figure.feet(), world.rotations, world.positions), up, floor)
+    return lowest(feet_points(figure.feet(), world), up, floor)
 
 
 def _flexion(world: World, figure: Figure) -> FloatArray:

@@ -34,7 +34,7 @@ import numpy as np
 from .. import rotations
 from ..body import reference as bodies
 from ..body.anatomy import twist_axes
-from ..body.contacts import Contacts, find_contacts
+from ..body.contacts import Contacts, find_contacts, standing_joints
 from ..body.footing import Gait, plant_feet, standing
 from ..body.footing import angles_to_reach as _angles_to_reach
 from ..body.footing import rotations_about as _rotations_about
@@ -43,7 +43,7 @@ from ..body.soles import Foot, feet_of
 from ..kinematics import forward_kinematics
 from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton, encode_joint
 from ..model import rotation_order as order_of
-from ..naming import CANONICAL_JOINTS, CANONICAL_PARENTS, map_skeleton
+from ..naming import CANONICAL_JOINTS, CANONICAL_PARENTS, limb_chain_warnings, map_skeleton
 from ..options import BONE_LENGTHS, CANONICAL_FEET, CANONICAL_METHOD, FEET, FREE, HIPS_TRAVEL, PLANTED
 from ..pose import Motion, Pose, as_pose, like
 from ..rotations import FloatArray, axis_matrices, euler_to_matrix
@@ -178,7 +178,7 @@ def retarget(clip: Motion, target: Skeleton | Clip | Pose, *, mapping: Mapping[s
         unit, up, metadata = None, "Y", {}
     else:
         unit, up, metadata = target.unit_in_metres, target.up_axis, dict(target.metadata)
-    metadata.update(warnings=_unmapped_limbs(motion, source, target_figure),
+    metadata.update(warnings=_mapping_warnings(source, target_figure) + _unmapped_limbs(motion, source, target_figure),
                     retargeted_from=clip.metadata.get("source"))
     result = _transfer(motion, source, target_figure, root, unit, up, metadata)
     if feet == PLANTED:
@@ -194,7 +194,7 @@ def _planted(motion: Pose, result: Pose, source: Figure, target: Figure, standin
     """``result`` on the target's floor with its feet held during the source's contacts (see :func:`retarget`)."""
     source_mapping = {motion.skeleton.names[j]: c for c, j in source.canonical.items()}
     target_mapping = {target.skeleton.names[j]: c for c, j in target.canonical.items()}
-    source_world = forward_kinematics(motion)
+    source_world = forward_kinematics(motion, standing_joints(motion.skeleton.parents, source.canonical))
     contacts = find_contacts(motion, source_mapping, world=source_world)
     stand = _prepared(standing_on, "standing",
                       lambda: standing(standing_on, target_mapping, target.world.T @ np.array([0.0, 1.0, 0.0])),
@@ -282,11 +282,15 @@ def skeleton_fingerprint(skeleton: Skeleton) -> str:
 
 
 def _gait_of(placed: World, figure: Figure, up: FloatArray) -> Gait:
-    def world(joint: int) -> tuple[FloatArray, FloatArray]:
-        return rotations.quaternion_to_matrix(placed.quaternions[:, joint]), placed.positions[:, joint]
-
     legs = [tuple(figure.canonical[f"{j}_{side}"] for j in bodies.LEG_JOINTS) for side in "lr"]
-    return Gait.of(world, [(a, b, c) for a, b, c in legs], figure.feet(), up)
+    return Gait.of(placed, [(a, b, c) for a, b, c in legs], figure.feet(), up)
+
+
+def _mapping_warnings(*figures: Figure) -> list[str]:
+    """The naming's limb-chain checks on each figure's mapping (a hand that does not end an arm...)."""
+    return [f"{what} mapping: {warning}" for what, shape in zip(("source", "target"), figures)
+            for warning in limb_chain_warnings(shape.skeleton, {shape.skeleton.names[j]: c
+                                                                for c, j in shape.canonical.items()})]
 
 
 def _unmapped_limbs(motion: Pose, source: Figure, target: Figure) -> list[str]:
