@@ -83,6 +83,11 @@ HIPS_TRAVEL = Choice("root", "Root", "How far the hips travel on the target", (
     Item("to_root_bone", "To Root Bone", "Hips travel over the ground carried by the bone above the hips (the "
                                          "rig's root), the hips keeping only what is relative to it")),
     default="scale")
+RIG_CONTROLS = Choice("controls", "Controls", "What a retarget keys on a rig animated through controls (Rigify's "
+                                            "generated rigs, rigs with a control mapping)", (
+    Item("fk", "FK", "The FK controls (Rigify: torso, spine, neck, head, shoulders, limbs), IK/FK switches to FK"),
+    Item("bones", "Bones", "The bones themselves, as on any rig (the controls left as they are)")),
+    default="fk")
 
 # Blending (core.blend) ---------------------------------------------------------------------------------------------
 

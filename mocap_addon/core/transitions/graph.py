@@ -326,7 +326,7 @@ class MotionGraph:
         matching never depends on how the frames are split, so this equals matching them all at once):
         candidates by nearest-neighbour search where SciPy is installed (:mod:`.nearest`, its chunks on the
         Dask cluster ``scheduler`` when given), else all against all."""
-        matcher = nearby_matcher(joint_names(joint_weights(dict(self.params["weights"]))), scheduler)
+        matcher = nearby_matcher(joint_names(joint_weights(dict(self.params["weights"]))), scheduler, self.fps)
         a, b, costs = matched_pairs(self.features, self._rules(), self.params["local_maxima"], self.fps, first,
                                     matcher)
         pairs = np.concatenate([self.pairs, np.stack([a, b], axis=1)])
