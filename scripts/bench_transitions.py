@@ -6,13 +6,19 @@ jumps, samba... in BVH, HTR and ASF/AMC), or the bundled samples where it is abs
 frame rate that makes about ``--frames`` frames.  The floor: one float32 ``N x N`` Gram matrix
 ``X @ X.T`` of 200 features with numpy on the same machine (the dense matrix, which a build never makes).
 
+With ``--library varied`` (``copies``) the library is instead made of variants of those captures at 30 fps
+(``scripts/varied_library.py``: other subjects' proportions, speeds, timing warps, styles, mirrored, placed
+elsewhere; or copies only turned and moved) until it holds ``--frames`` frames: a smaller library is the
+first variants of a larger one.
+Times are CPU seconds of the child (``time.process_time``: the machine is shared) beside wall seconds.
+
 Each measurement runs in a fresh child process: the clips are loaded, the process's peak resident memory is
 reset (``/proc/self/clear_refs``), then the build (or the floor) runs; memory is the growth of the peak over
 what the process held before it.  Runs alternate floor and build ``--repeat`` times; the ratio compares the
 best build with the best floor (and the medians).  Not a test.
 
     python scripts/bench_transitions.py [--frames 10000 13000 30000] [--repeat 2] [--no-contacts]
-                                        [--matching auto|dense|search]
+                                        [--matching auto|dense|search] [--library corpus|varied|copies] [--no-floor]
 """
 
 from __future__ import annotations
@@ -40,7 +46,8 @@ CHILD = r"""
 import json, sys, time
 import numpy as np
 sys.path.insert(0, sys.argv[1])
-task, frames, contacts, matching, files = sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5], sys.argv[6:]
+task, frames, contacts, matching, kind, files = (sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5],
+                                                 sys.argv[6], sys.argv[7:])
 
 
 def peak_kb():
@@ -58,10 +65,10 @@ if task == "floor":
     features = np.random.default_rng(0).standard_normal((frames, 200)).astype(np.float32)
     reset_peak()
     before = peak_kb()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     gram = features @ features.T
-    seconds = time.perf_counter() - started
-    print(json.dumps({"seconds": seconds, "mb": (peak_kb() - before) / 1024, "frames": frames}))
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    print(json.dumps({"seconds": seconds, "cpu": cpu, "mb": (peak_kb() - before) / 1024, "frames": frames}))
     sys.exit(0)
 
 from mocap_addon.core import load
@@ -71,10 +78,15 @@ from mocap_addon.core.transitions import build, nearest
 if matching == "dense":
     nearest.tree_class = lambda: None
 elif matching == "search":
-    nearest.DENSE_BELOW = 2.0  # search whatever the library's density
+    nearest.SEARCH_PAIR_COST = 0.0  # search whatever the library's size and density
 
 library = []
-for path in files:
+if kind in ("varied", "copies"):
+    sys.path.insert(0, sys.argv[1] + "/scripts")
+    import varied_library
+
+    library = varied_library.library(files, frames, varied=kind == "varied")
+for path in files if kind == "corpus" else []:
     clip = load(path)
     library.append(clip)
     for speed in (1.2, 1 / 1.2):  # 20 % faster and slower: resampled, then played at the original rate
@@ -83,22 +95,24 @@ for path in files:
         variant.metadata["name"] = f"{path} x{speed:.2f}"
         library.append(variant)
 seconds_of_motion = sum((c.frame_count - 1) * c.frame_time + 1e-9 for c in library)
-fps = frames / seconds_of_motion
+fps = frames / seconds_of_motion if kind == "corpus" else varied_library.FPS
 reset_peak()
 before = peak_kb()
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 graph = build(library, fps=fps, contacts=contacts)
-seconds = time.perf_counter() - started
-print(json.dumps({"seconds": seconds, "mb": (peak_kb() - before) / 1024, "frames": graph.frame_count,
+seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+print(json.dumps({"seconds": seconds, "cpu": cpu, "mb": (peak_kb() - before) / 1024, "peak_mb": peak_kb() / 1024,
+                  "frames": graph.frame_count,
                   "fps": fps, "clips": len(library), "transitions": int(len(graph.sources)),
                   "between": int(np.sum(graph.clip_of(graph.sources) != graph.clip_of(graph.targets))),
                   "alive": float(graph.alive.mean())}))
 """
 
 
-def run(task: str, frames: int, contacts: bool, files: list[str], matching: str = "auto") -> dict[str, float]:
+def run(task: str, frames: int, contacts: bool, files: list[str], matching: str = "auto",
+        kind: str = "corpus") -> dict[str, float]:
     result = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), task, str(frames), "1" if contacts else "0",
-                             matching, *files], capture_output=True, text=True, check=False)
+                             matching, kind, *files], capture_output=True, text=True, check=False)
     if result.returncode:
         raise SystemExit(f"{task} at {frames} frames failed:\n{result.stderr}")
     return dict(json.loads(result.stdout.strip().splitlines()[-1]))
@@ -111,27 +125,37 @@ def main() -> None:
     parser.add_argument("--no-contacts", action="store_true", help="build without the contact rule")
     parser.add_argument("--matching", choices=("auto", "dense", "search"), default="auto",
                         help="all against all, the nearest-neighbour search, or as build chooses (default)")
+    parser.add_argument("--library", choices=("corpus", "varied", "copies"), default="corpus",
+                        help="the captures at 3 speeds resampled to the frames, variants or copies at 30 fps")
+    parser.add_argument("--no-floor", action="store_true", help="no N x N Gram matrix (it needs 4 N^2 bytes)")
     args = parser.parse_args()
     files = [str(CORPUS / f) for f in CAPTURES] if CORPUS.is_dir() else [str(ROOT / f) for f in SAMPLES]
-    print(f"matching {args.matching}; library: {len(files)} captures x 3 speeds "
+    made = {"corpus": "x 3 speeds", "varied": "varied at 30 fps", "copies": "copied at 30 fps"}[args.library]
+    print(f"matching {args.matching}; library: {len(files)} captures {made} "
           f"({'corpus' if CORPUS.is_dir() else 'bundled samples'}), "
           f"contacts {'off' if args.no_contacts else 'on'}; {time.strftime('%Y-%m-%d %H:%M')}")
-    print("| frames | fps | clips | build s (best, median) | floor s (best, median) | ratio best | ratio median "
-          "| build MB | floor MB | transitions | between clips | kept |")
+    print("| frames | fps | clips | build CPU s (best, median) | wall s | floor CPU s | ratio to floor "
+          "| build MB | peak MB | transitions | between clips | kept |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    first: tuple[int, float] | None = None
     for frames in args.frames:
         floors, builds = [], []
         for _ in range(args.repeat):
-            floors.append(run("floor", frames, False, []))
-            builds.append(run("build", frames, not args.no_contacts, files, args.matching))
-        build_s = [b["seconds"] for b in builds]
-        floor_s = [f["seconds"] for f in floors]
+            if not args.no_floor:
+                floors.append(run("floor", frames, False, []))
+            builds.append(run("build", frames, not args.no_contacts, files, args.matching, args.library))
+        cpu = [b["cpu"] for b in builds]
+        floor = min(f["cpu"] for f in floors) if floors else float("nan")
         last = builds[-1]
-        print(f"| {int(last['frames'])} | {last['fps']:.1f} | {int(last['clips'])} | {min(build_s):.2f}, "
-              f"{statistics.median(build_s):.2f} | {min(floor_s):.2f}, {statistics.median(floor_s):.2f} | "
-              f"{min(build_s) / min(floor_s):.2f} | {statistics.median(build_s) / statistics.median(floor_s):.2f} | "
-              f"{max(b['mb'] for b in builds):.0f} | {max(f['mb'] for f in floors):.0f} | "
-              f"{int(last['transitions'])} | {int(last['between'])} | {last['alive']:.0%} |", flush=True)
+        print(f"| {int(last['frames'])} | {last['fps']:.1f} | {int(last['clips'])} | {min(cpu):.1f}, "
+              f"{statistics.median(cpu):.1f} | {min(b['seconds'] for b in builds):.1f} | {floor:.2f} | "
+              f"{min(cpu) / floor:.2f} | {max(b['mb'] for b in builds):.0f} | {max(b['peak_mb'] for b in builds):.0f} "
+              f"| {int(last['transitions'])} | {int(last['between'])} | {last['alive']:.0%} |", flush=True)
+        if first is None:
+            first = (int(last["frames"]), min(cpu))
+        else:
+            print(f"{int(last['frames']) / first[0]:.1f}x the frames of {first[0]}: {min(cpu) / first[1]:.1f}x the "
+                  f"build's CPU time", flush=True)
 
 
 if __name__ == "__main__":

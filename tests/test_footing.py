@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from mocap_addon.core import Clip, load, world_positions
 from mocap_addon.core.body.anatomy import largest_bend_step
 from mocap_addon.core.body.contacts import find_contacts
-from mocap_addon.core.body.footing import EASE, pinned_ankles, two_bone_ik
+from mocap_addon.core.body.footing import EASE, _hips_sway, _lifts, pinned_ankles, two_bone_ik
 from mocap_addon.core.naming import map_skeleton
 from mocap_addon.core.retarget.transfer import retarget, to_canonical
 from tests.conftest import CORPUS
@@ -55,6 +55,28 @@ def test_two_bone_ik_reaches_keeps_lengths_and_bends_about_the_hinge(thigh, shin
     assert np.linalg.norm(new_ankle - target) == pytest.approx(miss[0], abs=1e-9)
     expected = max(0.0, reach * sum(lengths) - sum(lengths), abs(lengths[0] - lengths[1]) - reach * sum(lengths))
     assert miss[0] == pytest.approx(expected, abs=1e-9)
+
+
+@settings(max_examples=80, deadline=None)
+@given(width=st.floats(0.1, 0.3), step=st.tuples(st.floats(-0.6, 0.6), st.floats(-0.2, 0.2)),
+       heights=st.tuples(st.floats(0.0, 0.25), st.floats(0.0, 0.25)), place=st.floats(-0.15, 0.15),
+       height=st.floats(0.8, 0.95))
+def test_the_hips_move_across_the_floor_until_both_stance_legs_span_what_they_should(width, step, heights, place,
+                                                                                      height):
+    """Feet at different heights and distances (one on its toes, a step): spans that hips moved ``place`` toward
+    the right foot and down to ``height`` give both legs; the sway finds a place where one height gives both."""
+    up = np.array([0.0, 1.0, 0.0])
+    hips = np.array([[[width / 2, 1.0, 0.0], [-width / 2, 1.0, 0.0]]])
+    ankles = np.array([[[width / 2 + step[1], heights[0], step[0] / 2],
+                        [-width / 2 - step[1], heights[1], -step[0] / 2]]])
+    across = (ankles[0, 1] - ankles[0, 0]) * [1.0, 0.0, 1.0]
+    truth = place * across / np.linalg.norm(across) + (height - 1.0) * up
+    spans = np.linalg.norm(hips + truth - ankles, axis=-1)
+    sway = _hips_sway(hips, ankles, np.ones((1, 2), dtype=bool), spans, up, 0.2, 1 / 30)
+    assert sway @ up == pytest.approx([0.0], abs=1e-12)  # across the floor only
+    assert np.linalg.norm(sway) <= 0.2 + 1e-12
+    both = _lifts(hips + sway[:, None], ankles, spans, up)[0]
+    assert both[0] == pytest.approx(both[1], abs=1e-6)  # one height of the hips gives both legs their spans
 
 
 def test_two_bone_ik_straightens_towards_a_target_out_of_reach():

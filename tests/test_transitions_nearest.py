@@ -8,10 +8,12 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mocap_addon.core import load
 from mocap_addon.core.transitions import build, load_graph, nearest
-from mocap_addon.core.transitions.frame_matching import joint_weights
+from mocap_addon.core.transitions.frame_matching import Features, Rules, dense_matches, joint_weights
 from tests.conftest import REPO, SAMPLES
 from tests.test_transitions import WALKS, assert_same_graph, check_rules, needs_corpus
 
@@ -21,7 +23,7 @@ pytest.importorskip("scipy.spatial")
 @pytest.fixture
 def searching(monkeypatch):
     """The nearest-neighbour search whatever the library's density (never all against all)."""
-    monkeypatch.setattr(nearest, "DENSE_BELOW", 2.0)
+    monkeypatch.setattr(nearest, "SEARCH_PAIR_COST", 0.0)
 
 
 def dense_build(monkeypatch, clips, **options):
@@ -89,7 +91,7 @@ def test_without_scipy_the_dense_matching_runs(monkeypatch):
 def test_a_dense_library_is_matched_all_against_all(monkeypatch):
     """Where the search would give a large share of all pairs as candidates, the dense matching is faster."""
     called = []
-    monkeypatch.setattr(nearest, "DENSE_BELOW", 0.0)
+    monkeypatch.setattr(nearest, "SEARCH_PAIR_COST", 1e9)
     original = nearest.dense_matches
     monkeypatch.setattr(nearest, "dense_matches", lambda *args: called.append(1) or original(*args))
     build([load(SAMPLES / "walk_turn.bvh")])
@@ -108,7 +110,7 @@ def test_the_corpus_walks_graph_is_found_again(monkeypatch, searching):
 def test_chunks_on_dask_give_the_same_graph(monkeypatch, searching):
     distributed = pytest.importorskip("distributed")
     clips = [load(SAMPLES / "walk_turn.bvh"), load(SAMPLES / "jog_wave.bvh")]
-    monkeypatch.setattr(nearest, "CHUNK_ROWS", 64)
+    monkeypatch.setattr(nearest, "CHUNK_CELLS", 8)
     serial = build(clips)
     with distributed.Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None) as client:
         on_dask = build(clips, scheduler=client)
@@ -131,3 +133,74 @@ def test_graph_build_takes_folders(tmp_path):
     result = subprocess.run([sys.executable, "-m", "mocap_addon.core", "graph", "build", str(empty), "-o",
                              str(out)], cwd=REPO, capture_output=True, text=True, check=False)
     assert result.returncode != 0 and "no motion files" in result.stderr
+
+
+@st.composite
+def small_libraries(draw):
+    """Features of a few short clips whose ``D`` is the squared distance of random smooth heights (then the
+    search's points are exact and the search provably complete), some clips exact copies of others."""
+    joints = draw(st.integers(1, 3))
+    lengths = draw(st.lists(st.integers(2, 24), min_size=1, max_size=4))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    clips = [np.cumsum(rng.normal(0, 0.3, (n, 2 * joints)), axis=0) for n in lengths]  # positions, velocities
+    for copied in draw(st.lists(st.integers(0, len(clips) - 1), max_size=2)):
+        clips.append(clips[copied].copy())
+    height = np.concatenate(clips)
+    clip = np.repeat(np.arange(len(clips)), [len(c) for c in clips]).astype(np.int64)
+    contact = rng.integers(0, 2, len(height)).astype(np.uint8) if draw(st.booleans()) else None
+    rules = Rules(clip, draw(st.integers(1, 4)), contact, 1.0, draw(st.sampled_from([0.3, 0.6, 0.9])))
+    return Features(np.zeros(height.shape, np.complex128), height), rules, [f"joint {k}" for k in range(joints)]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(library=small_libraries(), stride=st.integers(1, 4), local_maxima=st.booleans())
+def test_the_bounded_search_finds_the_dense_pairs(monkeypatch, library, stride, local_maxima):
+    """Every pair the dense matching keeps with a frame in a cell the tree holds (a copy's cells are not in
+    it: the first copy's are), at the same cost, and no other, where no frame has too many cells near."""
+    features, rules, joints = library
+    monkeypatch.setattr(nearest, "SEARCH_SLACK", 1.0 + 1e-9)  # exact points: the radius needs no room
+    monkeypatch.setattr(nearest, "NEAREST_CELLS", 10 ** 6)
+    monkeypatch.setattr(nearest, "SEARCH_PAIR_COST", 0.0)
+    a, b, cost = nearest.nearby_pairs(features, rules, local_maxima, joints, stride=stride)
+    dense_a, dense_b, dense_cost = dense_matches(features, rules, local_maxima)
+    index = nearest.search_index(features, rules, joints, stride)
+    in_tree = np.zeros(len(index.starts), dtype=bool)
+    in_tree[index.in_tree] = True
+    frame_in_tree = in_tree[np.searchsorted(index.starts, np.arange(features.frame_count), side="right") - 1]
+    wanted = frame_in_tree[dense_a] | frame_in_tree[dense_b]
+    assert list(zip(a.tolist(), b.tolist())) == list(zip(dense_a[wanted].tolist(), dense_b[wanted].tolist()))
+    np.testing.assert_allclose(cost, dense_cost[wanted], rtol=0, atol=1e-12)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(library=small_libraries(), nearest_cells=st.integers(1, 3))
+def test_a_frame_is_matched_with_its_nearest_cells_only(monkeypatch, library, nearest_cells):
+    """With few cells per frame, the candidates are bounded (cells x their frames per frame) and every pair
+    kept is one the dense matching keeps, at the same cost."""
+    features, rules, joints = library
+    monkeypatch.setattr(nearest, "NEAREST_CELLS", nearest_cells)
+    monkeypatch.setattr(nearest, "SEARCH_PAIR_COST", 0.0)
+    index = nearest.search_index(features, rules, joints, 2)
+    rows, _ = index.candidates(np.arange(len(index.starts)))
+    assert np.bincount(rows, minlength=features.frame_count).max() <= nearest_cells * 2
+    a, b, cost = nearest.nearby_pairs(features, rules, True, joints, stride=2)
+    dense = dict(zip(zip(*dense_matches(features, rules, True)[:2]), dense_matches(features, rules, True)[2]))
+    found = [(int(x), int(y)) for x, y in zip(a, b)]
+    assert all(pair in dense for pair in found)
+    assert all(abs(dense[pair] - c) <= 1e-12 for pair, c in zip(found, cost))
+
+
+def test_copies_of_a_clip_add_no_cells(monkeypatch):
+    """A take and two copies of it (turned and moved: the same features): the tree holds the first only; the
+    copies are matched to it and to each other only through it."""
+    clip = load(SAMPLES / "walk_turn.bvh")
+    graph = build([clip, clip, clip], strongly_connected=False)
+    features, rules = graph.features, graph._rules()
+    joints = nearest.joint_names(joint_weights())
+    index = nearest.search_index(features, rules, joints, 3)
+    first = index.starts < clip.frame_count
+    assert np.array_equal(np.sort(index.in_tree), np.flatnonzero(first))
+    monkeypatch.setattr(nearest, "SEARCH_PAIR_COST", 0.0)
+    a, b, _ = nearest.nearby_pairs(features, rules, True, joints, stride=3)
+    assert np.all(a < clip.frame_count) and len(a)  # every pair has a frame in the first copy
+    assert np.any(b >= 2 * clip.frame_count)

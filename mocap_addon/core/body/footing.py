@@ -40,6 +40,8 @@ BENT_PLANE = (5.0, 15.0)  # degrees of knee bend over which its axis turns from 
 SOFTNESS = 0.02  # of the leg's length: how near straight a held leg is eased (see two_bone_ik)
 MISSED = 1e-3  # leg lengths: an ankle held farther than this from where it should be has missed
 HIPS_EASE = 0.05  # seconds: the standard deviation of the smoothing of the hips' lift between stances
+SWAY = 0.1  # of the leg's length: the farthest the hips move across the floor so both stance knees bend as wanted
+SWAY_EASE = 0.15  # seconds: the standard deviation of the smoothing of that move
 CAP_EASE = 0.02  # seconds: the same for where the legs' reach holds the hips down
 
 
@@ -411,13 +413,13 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     hip_points = positions[:, [leg.thigh for leg in legs]] + lifted
     lengths = [_bone_lengths(positions[0], leg) for leg in legs]
     spans = _spans(lengths, gait.knee_flexion)
-    wanted = _hips_wanted(hip_points, targets, weights >= 1.0, spans, up, result.frame_time)
-    targets += ((1.0 - weights) * wanted[:, None])[..., None] * up  # free feet move with the hips
+    sway, wanted = _hips_placed(hip_points, targets, weights, spans, stand, result.frame_time)
+    hip_points = hip_points + sway[:, None]
     targets += np.maximum(level - targets @ up, 0.0)[..., None] * up
     reach = np.maximum((1.0 - SOFTNESS) * np.array([sum(pair) for pair in lengths]), spans)
     lift = _capped_lift(hip_points, targets, weights, reach, wanted, up, result.frame_time)
-    _raise(out, hips, lift[:, None] * up, world)
-    moved = lifted + lift[:, None] * up
+    _raise(out, hips, lift[:, None] * up + sway, world)
+    moved = lifted + lift[:, None] * up + sway
 
     def lifted_world(joint: int) -> tuple[FloatArray, FloatArray]:
         return world.joint_rotations(joint), positions[:, joint] + moved
@@ -426,7 +428,7 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     toes_written, fewer = _written_toes(skeleton, feet)
     for attempt in range(2 if fewer else 1):
         if attempt:  # what feet of fewer channels hold misses the sole's height: move their ankles by the miss
-            lower = _ankles_by_the_miss(out, feet, stand, targets, weights, hip_points + (moved - lifted)[:, None],
+            lower = _ankles_by_the_miss(out, feet, stand, targets, weights, hip_points + (lift[:, None] * up)[:, None],
                                         reach, result.frame_time)
             _raise(out, hips, lower[:, None] * up, world)
             moved = moved + lower[:, None] * up
@@ -543,6 +545,72 @@ def _hips_wanted(hips: FloatArray, ankles: FloatArray, stance: NDArray[np.bool_]
     if not known.any():
         return np.zeros(len(wanted))
     return _smoothed(np.interp(frames, frames[known], wanted[known]), HIPS_EASE / frame_time)
+
+
+def _hips_placed(hips: FloatArray, ankles: FloatArray, weights: FloatArray, spans: FloatArray, stand: Standing,
+                 frame_time: float) -> tuple[FloatArray, FloatArray]:
+    """Where the hips go so each stance leg (held, ``weights`` 1) spans ``spans`` from hip joints ``hips`` to
+    ankle targets ``ankles``: a move across the floor ``(F, 3)`` (:func:`_hips_sway`) and a lift ``(F,)``
+    (:func:`_hips_wanted`).  ``ankles`` of feet not fully held move with the hips (in place)."""
+    up, stance = stand.up, weights >= 1.0
+    sway = _hips_sway(hips, ankles, stance, spans, up, SWAY * stand.leg, frame_time)
+    ankles += (1.0 - weights)[..., None] * sway[:, None]
+    wanted = _hips_wanted(hips + sway[:, None], ankles, stance, spans, up, frame_time)
+    ankles += ((1.0 - weights) * wanted[:, None])[..., None] * up
+    return sway, wanted
+
+
+def _hips_sway(hips: FloatArray, ankles: FloatArray, stance: NDArray[np.bool_], spans: FloatArray, up: FloatArray,
+               farthest: float, frame_time: float) -> FloatArray:
+    """A move across the floor ``(F, 3)`` of hip joints ``hips`` ``(F, 2, 3)`` along the line between the feet,
+    so that, where both legs stand (``stance`` ``(F, 2)``), one height of the hips lets each leg span its
+    ``spans`` to its ankle target in ``ankles`` ``(F, 2, 3)``: where the feet lie at heights or distances that
+    no height alone suits both (one on its toes, a long step).  The smallest such move, at most ``farthest``;
+    between double stances eased from one to the next (:data:`SWAY_EASE`), none where none has one.
+
+    Moving by ``s`` along the unit line ``u``, leg ``i`` (hip above its ankle by ``h_i``, across by ``r_i``)
+    wants the hips at ``sqrt(X_i) - h_i`` with ``X_i = span_i**2 - |r_i + s u|**2``; ``X_l - X_r`` is linear in
+    ``s``, so equal heights are a quadratic's roots (squared once: each root is checked)."""
+    line = hips - ankles
+    heights = line @ up
+    across = line - heights[..., None] * up  # (F, 2, 3)
+    between = ankles[:, 1] - ankles[:, 0]
+    toward = unit(between - (between @ up)[:, None] * up)
+    room = spans ** 2 - np.sum(across * across, axis=-1)  # X_i at s = 0
+    slope = -2.0 * np.sum(across * toward[:, None], axis=-1)  # X_i = room_i + slope_i s - s**2
+    rise = heights[:, 0] - heights[:, 1]
+    linear, constant = slope[:, 0] - slope[:, 1], room[:, 0] - room[:, 1]  # X_l - X_r = linear s + constant
+    shifted = rise ** 2 + constant
+    quadratic = np.stack([linear ** 2 + 4.0 * rise ** 2, 2.0 * linear * shifted - 4.0 * rise ** 2 * slope[:, 0],
+                          shifted ** 2 - 4.0 * rise ** 2 * room[:, 0]], axis=1)
+    roots = _quadratic_roots(quadratic)  # (F, 2), NaN where none
+    wanted_x = room[:, None] + slope[:, None] * roots[..., None] - roots[..., None] ** 2  # (F, 2 roots, 2 legs)
+    heights_there = np.sqrt(np.maximum(wanted_x, 0.0)) - heights[:, None]
+    scale = np.maximum(spans.max(axis=1), 1e-12)[:, None]
+    valid = (wanted_x.min(axis=-1) >= 0.0) & (np.abs(heights_there[..., 0] - heights_there[..., 1]) <= 1e-6 * scale)
+    size = np.where(valid, np.abs(roots), np.inf)
+    best = np.argmin(size, axis=1)
+    rows = np.arange(len(hips))
+    distance = np.clip(roots[rows, best], -farthest, farthest)
+    solvable = stance.all(axis=1) & np.isfinite(size[rows, best])
+    if not solvable.any():
+        return np.zeros_like(hips[:, 0])
+    frames = np.arange(len(hips))
+    move = distance[:, None] * toward
+    return np.stack([_smoothed(np.interp(frames, frames[solvable], move[solvable, axis]), SWAY_EASE / frame_time)
+                     for axis in range(3)], axis=1)
+
+
+def _quadratic_roots(coefficients: FloatArray) -> FloatArray:
+    """Both roots ``(F, 2)`` of ``a s**2 + b s + c`` per row of ``coefficients`` ``(F, 3)``: where none is real
+    (or a double root rounds so), twice the nearest to one; one, twice, where ``a`` is zero.  Callers check."""
+    a, b, c = coefficients.T
+    with np.errstate(invalid="ignore", divide="ignore"):
+        root = np.sqrt(np.maximum(b * b - 4.0 * a * c, 0.0))
+        flat = np.abs(a) <= 1e-12 * (np.abs(b) + np.abs(c) + 1e-300)
+        single = np.where(np.abs(b) > 0, -c / np.where(np.abs(b) > 0, b, 1.0), np.nan)
+        twin = np.stack([(-b - root) / (2.0 * a), (-b + root) / (2.0 * a)], axis=1)
+        return np.where(flat[:, None], single[:, None], twin)
 
 
 def _eased_below(values: FloatArray, width: float) -> FloatArray:
