@@ -136,3 +136,26 @@ def test_a_control_mapping_naming_missing_bones_changes_nothing(addon, tmp_path)
     with pytest.raises(RuntimeError, match=r"broken\.json: not a control mapping"):
         bpy.ops.mocap.retarget(source=source.name, target=rig.name, control_mapping=str(tmp_path / "broken.json"))
     assert ids(bpy) == before and "mocap_controls" not in rig.data
+
+
+def test_with_ik_the_hands_and_feet_are_where_fk_puts_them(addon):
+    bpy = addon
+    source = import_sample(bpy)
+    rig = rigify_rig(bpy)
+    ends = [f"DEF-{bone}.{side}" for bone in ("hand", "foot", "toe") for side in "LR"]
+    assert bpy.ops.mocap.retarget(source=source.name, target=rig.name, feet="FREE") == {"FINISHED"}
+    heads, names = pose_heads(bpy, rig, FRAMES)
+    fk = heads[:, [names.index(n) for n in ends]]
+    assert bpy.ops.mocap.retarget(source=source.name, target=rig.name, feet="FREE", controls="IK") == {"FINISHED"}
+    assert {"hand_ik.L", "foot_ik.R", "toe_ik.L", "upper_arm_ik_target.R", "thigh_ik_target.L",
+            "forearm_fk.L"} <= keyed_bones(rig, rig.animation_data.action)
+    for limb in ("upper_arm_parent", "thigh_parent"):
+        for side in ("L", "R"):
+            assert rig.pose.bones[f"{limb}.{side}"]["IK_FK"] == 0.0  # IK
+    heads, names = pose_heads(bpy, rig, FRAMES)
+    ik = heads[:, [names.index(n) for n in ends]]
+    assert np.linalg.norm(ik - fk, axis=-1).max() <= 1e-3  # metres, on a 2 m rig
+    # The knees and elbows turn towards poles in their bending planes: the limbs within a few degrees.
+    cosines = segment_cosines(bpy, source, rig)
+    assert min(float(cosines[f"{part}_{s}"].min()) for part in ("upper_arm", "forearm", "thigh", "shin")
+               for s, _ in SIDES) >= 0.998

@@ -86,6 +86,8 @@ HIPS_TRAVEL = Choice("root", "Root", "How far the hips travel on the target", (
 RIG_CONTROLS = Choice("controls", "Controls", "What a retarget keys on a rig animated through controls (Rigify's "
                                             "generated rigs, rigs with a control mapping)", (
     Item("fk", "FK", "The FK controls (Rigify: torso, spine, neck, head, shoulders, limbs), IK/FK switches to FK"),
+    Item("ik", "IK", "The FK controls, and the IK controls placed so that IK gives the same limbs (hands, feet, "
+                     "toes, poles in the bending planes), limbs switched to IK"),
     Item("bones", "Bones", "The bones themselves, as on any rig (the controls left as they are)")),
     default="fk")
 

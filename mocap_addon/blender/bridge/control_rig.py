@@ -48,6 +48,8 @@ RIGIFY_LIMB = {"shoulder": ["shoulder"], "upper_arm": ["upper_arm_fk"], "forearm
                "hand": ["hand_fk"], "thigh": ["thigh_fk"], "shin": ["shin_fk"], "foot": ["foot_fk"],
                "toe": ["toe_fk", "toe"]}
 RIGIFY_LIMB_PARENTS = ("upper_arm_parent", "thigh_parent")  # the limbs' switch holders (IK_FK, FK_limb_follow)
+RIGIFY_IK = {"hand": ["hand_ik"], "foot": ["foot_ik"], "toe": ["toe_ik"]}
+RIGIFY_POLES = {"upper_arm_ik_target": ("upper_arm", "forearm"), "thigh_ik_target": ("thigh", "shin")}
 
 
 @dataclass
@@ -57,6 +59,8 @@ class ControlRig:
     name: str  # "Rigify" or where the mapping came from
     controls: dict[str, list[str]]  # driven bone -> its controls
     switches: dict[tuple[str, str], float] = field(default_factory=dict)  # (pose bone, custom property) -> value
+    # Pole controls placed in the bending plane of a two-bone chain: pole -> (upper, lower) driven bones.
+    poles: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def driven(self) -> list[str]:
@@ -70,25 +74,37 @@ def is_rigify(obj: bpy.types.Object) -> bool:
             and any(bone.name.endswith("_fk.L") for bone in bones))
 
 
-def rigify_controls(obj: bpy.types.Object) -> ControlRig:
-    """The built-in control mapping of a generated Rigify rig (FK controls), for the bones it has."""
+def rigify_controls(obj: bpy.types.Object, ik: bool = False) -> ControlRig:
+    """The built-in control mapping of a generated Rigify rig, for the bones it has: its FK controls, and with
+    ``ik`` its IK controls too (hands, feet, toes, poles) with the limbs switched to IK."""
     bones = armature_data(obj).bones
     table = {bone: [[c] for c in names] for bone, names in RIGIFY_SPINE.items()}
     for side in (".L", ".R"):
         table.update({f"{bone}{side}": [[f"{c}{side}" for c in names]] for bone, names in RIGIFY_LIMB.items()})
+        if ik:
+            for bone, names in RIGIFY_IK.items():
+                table[f"{bone}{side}"].append([f"{c}{side}" for c in names])
     controls: dict[str, list[str]] = {}
     for bone, choices in table.items():
         found = [next((n for n in names if n in bones), None) for names in choices]
         if f"ORG-{bone}" in bones and all(found):
             controls[f"ORG-{bone}"] = [str(n) for n in found]
-    switches = {(f"{parent}{side}", "IK_FK"): 1.0 for parent in RIGIFY_LIMB_PARENTS for side in (".L", ".R")}
+    switches = {(f"{parent}{side}", "IK_FK"): 0.0 if ik else 1.0 for parent in RIGIFY_LIMB_PARENTS
+                for side in (".L", ".R")}
+    if ik:  # the knee and elbow turn towards their poles; hands, feet and poles hang from the root (1)
+        switches.update({(f"{parent}{side}", key): value for parent in RIGIFY_LIMB_PARENTS for side in (".L", ".R")
+                         for key, value in (("pole_vector", 1.0), ("IK_parent", 1.0), ("pole_parent", 1.0))})
     switches.update({(f"{parent}{side}", "FK_limb_follow"): 0.0 for parent in RIGIFY_LIMB_PARENTS
                      for side in (".L", ".R")})
     # The neck and head follow the chest (their rotation not mixed with the torso's): what FK keys assume.
     switches.update({("torso", "neck_follow"): 1.0, ("torso", "head_follow"): 1.0})
     posed = pose_bones(obj)
+    poles = {f"{pole}{side}": (f"ORG-{upper}{side}", f"ORG-{lower}{side}") for pole, (upper, lower) in
+             RIGIFY_POLES.items() for side in (".L", ".R")} if ik else {}
     return ControlRig("Rigify", controls, {(bone, key): value for (bone, key), value in switches.items()
-                                           if bone in posed and id_property(posed[bone], key) is not None})
+                                           if bone in posed and id_property(posed[bone], key) is not None},
+                      {pole: chain for pole, chain in poles.items()
+                       if pole in bones and all(b in controls for b in chain)})
 
 
 def parse_controls(text: str, origin: str) -> ControlRig:
@@ -127,13 +143,13 @@ def store_controls(obj: bpy.types.Object, rig: ControlRig) -> None:
     armature_data(obj)[CONTROLS_PROPERTY] = json.dumps({"controls": rig.controls, "switches": switches})
 
 
-def control_rig(obj: bpy.types.Object) -> ControlRig | None:
+def control_rig(obj: bpy.types.Object, ik: bool = False) -> ControlRig | None:
     """How ``obj`` is animated through controls: its stored mapping, else Rigify's built-in one for a
-    generated Rigify rig, else ``None`` (its bones are keyed directly)."""
+    generated Rigify rig (with its IK controls where ``ik``), else ``None`` (its bones are keyed directly)."""
     stored = id_property(armature_data(obj), CONTROLS_PROPERTY)
     if stored:
         return parse_controls(str(stored), f"{obj.name}'s control mapping")
-    return rigify_controls(obj) if is_rigify(obj) else None
+    return rigify_controls(obj, ik) if is_rigify(obj) else None
 
 
 def check_controls(obj: bpy.types.Object, rig: ControlRig) -> None:
@@ -222,18 +238,51 @@ def control_bases(obj: bpy.types.Object, rig: ControlRig, driven: dict[str, np.n
         for control in controls:
             control_rest = _rest(obj, [control])[0]
             known[control] = (control_rest, following @ control_rest)
+    for pole, (upper, lower) in rig.poles.items():
+        known[pole] = (_rest(obj, [pole])[0], _pole(obj, pole, upper, lower, known))
     bones = armature_data(obj).bones
     bases = {}
-    for controls in rig.controls.values():
-        for control in controls:
-            rest, posed = known[control]
-            anchor = next((b.name for b in bones[control].parent_recursive if b.name in known), None)
-            if anchor is None:
-                bases[control] = np.linalg.inv(rest) @ posed
-            else:
-                anchor_rest, anchor_posed = known[anchor]
-                bases[control] = np.linalg.inv(np.linalg.inv(anchor_rest) @ rest) @ np.linalg.inv(anchor_posed) @ posed
+    for control in [c for controls in rig.controls.values() for c in controls] + list(rig.poles):
+        rest, posed = known[control]
+        anchor = next((b.name for b in bones[control].parent_recursive if b.name in known), None)
+        if anchor is None:
+            bases[control] = np.linalg.inv(rest) @ posed
+        else:
+            anchor_rest, anchor_posed = known[anchor]
+            bases[control] = np.linalg.inv(np.linalg.inv(anchor_rest) @ rest) @ np.linalg.inv(anchor_posed) @ posed
     return bases
+
+
+def _pole(obj: bpy.types.Object, pole: str, upper: str, lower: str,
+          known: dict[str, tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """The pole control's armature-space matrices ``(F, 4, 4)``: its rest orientation, at its rest distance
+    from the middle joint (``lower``'s head), in the chain's bending plane on the side the joint bends to
+    (where the chain is nearly straight: its rest offset turned with ``upper``)."""
+    rest = _rest(obj, [pole])[0]
+    (upper_rest, upper_posed), (lower_rest, lower_posed) = known[upper], known[lower]
+    offset = rest[:3, 3] - lower_rest[:3, 3]
+    tail = np.linalg.inv(lower_rest) @ np.append(np.array(armature_data(obj).bones[lower].tail_local), 1.0)
+    start, joint, end = upper_posed[:, :3, 3], lower_posed[:, :3, 3], (lower_posed @ tail)[:, :3]
+    line = end - start
+    along = np.sum((joint - start) * line, axis=1) / np.maximum(np.sum(line * line, axis=1), 1e-300)
+    bend = joint - (start + along[:, None] * line)
+    turned = upper_posed[:, :3, :3] @ np.linalg.inv(upper_rest[:3, :3]) @ offset
+    size = np.linalg.norm(bend, axis=1, keepdims=True)
+    bent = size > 1e-3 * np.linalg.norm(line, axis=1, keepdims=True)
+    direction = np.where(bent, bend / np.maximum(size, 1e-300), turned / np.linalg.norm(offset))
+    posed = np.repeat(rest[None], len(joint), axis=0)
+    posed[:, :3, 3] = joint + np.linalg.norm(offset) * direction
+    return posed
+
+
+def _location_axes(bone: bpy.types.Bone) -> np.ndarray:
+    """What turns a location along the bone's own rest axes into the axes its ``location`` uses: its own
+    (Local Location), else its parent's rest axes (armature axes for a bone without parent)."""
+    if bone.use_local_location:
+        return np.eye(3)
+    own = np.array(bone.matrix_local)[:3, :3]
+    parent = np.array(bone.parent.matrix_local)[:3, :3] if bone.parent is not None else np.eye(3)
+    return parent.T @ own
 
 
 def key_controls(obj: bpy.types.Object, rig: ControlRig, pose: Pose, *, name: str) -> bpy.types.Action:
@@ -251,7 +300,7 @@ def key_controls(obj: bpy.types.Object, rig: ControlRig, pose: Pose, *, name: st
         for control in names:
             basis = bases[control]
             turns = rotations.matrix_to_quaternion(rotations.nearest_rotation(basis[:, :3, :3]))
-            yield turns, basis[:, :3, 3], None
+            yield turns, basis[:, :3, 3] @ _location_axes(bones[control]).T, None
 
     replaced = armature_action(obj)
     frames = pose.start_frame + np.arange(pose.frame_count, dtype=np.float64)
@@ -261,5 +310,6 @@ def key_controls(obj: bpy.types.Object, rig: ControlRig, pose: Pose, *, name: st
     if replaced is not None:
         keep_action(replaced)
     for (bone, key), value in rig.switches.items():
-        pose_bones(obj)[bone][key] = value
+        current = id_property(pose_bones(obj)[bone], key)
+        pose_bones(obj)[bone][key] = type(current)(value) if isinstance(current, (bool, int)) else value
     return action

@@ -86,7 +86,7 @@ class MOCAP_OT_retarget(_RootOption, FrameRange, bpy.types.Operator):
         try:
             keys = chosen(RIG_CONTROLS, self.controls)
             rig = None if keys == "bones" else (
-                load_controls(self.control_mapping) if self.control_mapping else control_rig(target))
+                load_controls(self.control_mapping) if self.control_mapping else control_rig(target, keys == "ik"))
             if rig is not None:
                 check_controls(target, rig)
             with Progress(context) as progress:
