@@ -11,7 +11,7 @@ Prints Markdown tables (the README's figures come from here):
   and ``"planted"``;
 * every human take onto every rig with planted feet (:mod:`core.retarget.judging`):
   the share of contact frames whose lowest foot point (heel, ball, toe tip) is
-  within 0.015 leg lengths of the rig's floor, the deepest under it (and the
+  within 0.015 leg lengths of the rig's floor, the highest above it, the deepest under it (and the
   source's own), each stance's knee flexion at mid-stance against the source's,
   straight-knee frames, limb spins, frames out of reach, CPU time and warnings;
 * ``--spins-only``: every human take onto every rig, feet free and planted: frames
@@ -113,9 +113,9 @@ def human_takes(corpus: Path) -> list[Path]:
 
 def soles_table(corpus: Path, plots: Path | None, extra: list[str]) -> None:
     """Every human take onto every rig, feet planted: soles, stance knees, straight knees, spins, reach."""
-    print("\n| rig | take | frames | contact frames | soles within 0.015 | deepest | source deepest | "
+    print("\n| rig | take | frames | contact frames | soles within 0.015 | highest | deepest | source deepest | "
           "stance knee error p50 / max | straight knees result / source | spins | missed | CPU s | warnings |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for rig_name in RIGS:
         rig = load(corpus / rig_name)
         for take in human_takes(corpus) + [Path(w) for w in extra]:
@@ -129,9 +129,9 @@ def soles_table(corpus: Path, plots: Path | None, extra: list[str]) -> None:
             straight = judged.straight()
             warnings = "; ".join(w.split(":")[0] for w in result.metadata.get("warnings", []))
             print(f"| {Path(rig_name).name} | {take.name} | {judged.frames} | {judged.contact_frames} | "
-                  f"{judged.on_floor():.3f} | {judged.deepest():.3f} | {judged.source_deepest():.3f} | {knees} | "
-                  f"{straight[0]} / {straight[1]} | {judged.spins} | {result.metadata['feet'].get('missed_frames', 0)} "
-                  f"| {seconds:.2f} | {warnings} |", flush=True)
+                  f"{judged.on_floor():.3f} | {judged.highest():.3f} | {judged.deepest():.3f} | "
+                  f"{judged.source_deepest():.3f} | {knees} | {straight[0]} / {straight[1]} | {judged.spins} | "
+                  f"{result.metadata['feet'].get('missed_frames', 0)} | {seconds:.2f} | {warnings} |", flush=True)
             if plots is not None:
                 draw_soles(plots / f"soles_{take.stem}_onto_{Path(rig_name).stem}.png", judged,
                            f"{take.name} onto {Path(rig_name).name}")

@@ -58,6 +58,10 @@ class Judgement:
         """Share of contact frames with the lowest foot point within ``within`` of the floor."""
         return float(np.mean(np.abs(self.soles[self.planted]) <= within)) if self.planted.any() else 1.0
 
+    def highest(self) -> float:
+        """The lowest foot point's greatest height over contact frames (a foot hovering while it should stand)."""
+        return float(self.soles[self.planted].max()) if self.planted.any() else 0.0
+
     def deepest(self) -> float:
         """The lowest foot point's lowest height over contact frames (negative: under the floor)."""
         return float(self.soles[self.planted].min()) if self.planted.any() else 0.0
