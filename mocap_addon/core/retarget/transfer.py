@@ -686,17 +686,39 @@ def _transfer(motion: Pose, source: Figure, target: Figure, root: str, unit: flo
         solved.add(joint)
         if len(order) < 3:
             shortfall[joint] = desired
+    return _posed(motion, source, target, root, pairs, _Solved(world, local, solved, reading, evaluated),
+                  unit, up_axis, metadata)
+
+
+@dataclass
+class _Solved:
+    """What :func:`_transfer` solved: each joint's world rotation (:class:`_Linked` or quaternions), the
+    constant local ones, the joints solved as matrices, the source read and how a world rotation evaluates."""
+
+    world: dict[int, _Linked | FloatArray]
+    local: dict[int, FloatArray]
+    solved: set[int]
+    reading: _Source
+    evaluated: Callable[[_Linked | FloatArray], FloatArray]
+
+
+def _posed(motion: Pose, source: Figure, target: Figure, root: str, pairs: dict[int, int], solved: _Solved,
+           unit: float | None, up_axis: str, metadata: dict) -> Pose:
+    """The target's pose from the world rotations :func:`_transfer` solved: local rotations (continuous where
+    solved as matrices) and the placed joints' translations."""
+    skeleton, parents, world, local = target.skeleton, target.skeleton.parents, solved.world, solved.local
     frames = motion.frame_count
     turns = np.empty((frames, skeleton.joint_count, 4))
     for joint, parent in enumerate(parents):
-        if joint in pairs or joint in solved:
-            local[joint] = (evaluated(world[joint]) if parent < 0
-                            else _relative(world[parent], world[joint], reading, evaluated))
+        if joint in pairs or joint in solved.solved:
+            local[joint] = (solved.evaluated(world[joint]) if parent < 0
+                            else _relative(world[parent], world[joint], solved.reading, solved.evaluated))
         turns[:, joint] = local[joint]
-        if joint in solved or parent in solved:
+        if joint in solved.solved or parent in solved.solved:
             turns[:, joint] = rotations.quaternion_continuity(turns[:, joint])
     moves = np.broadcast_to(target.translations, (frames, skeleton.joint_count, 3)).copy()
-    for joint, placed in _placed(reading, source, target, lambda j: evaluated(world[j]), pairs, root).items():
+    for joint, placed in _placed(solved.reading, source, target, lambda j: solved.evaluated(world[j]), pairs,
+                                 root).items():
         moves[:, joint] = placed
     scales = None if np.all(target.scales == 1.0) else np.broadcast_to(target.scales, turns.shape[:2]).copy()
     return Pose(skeleton.copy(), turns, moves, scales, motion.frame_time, motion.start_frame, unit, up_axis,
