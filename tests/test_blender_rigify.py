@@ -78,6 +78,23 @@ def test_a_generated_rigify_rig_is_keyed_on_its_fk_controls_and_its_deform_bones
     worst = {segment: float(values.min()) for segment, values in cosines.items()}
     assert min(worst.values()) >= 0.999, worst
     assert all(len(values) == len(FRAMES) for values in cosines.values())
+    head = np.sum(unit(bone_directions(bpy, source, "Head")) * unit(bone_directions(bpy, rig, "DEF-spine.006")), 1)
+    assert head.min() >= 0.999  # the head bone itself (its tail)
+
+
+def unit(vectors: np.ndarray) -> np.ndarray:
+    return vectors / np.linalg.norm(vectors, axis=-1, keepdims=True)
+
+
+def bone_directions(bpy, obj, name: str) -> np.ndarray:
+    """World head-to-tail vectors ``(F, 3)`` of one pose bone at every frame."""
+    world = np.array(obj.matrix_world)[:3, :3]
+    vectors = []
+    for frame in FRAMES:
+        bpy.context.scene.frame_set(frame)
+        bone = obj.pose.bones[name]
+        vectors.append(world @ (np.array(bone.tail) - np.array(bone.head)))
+    return np.array(vectors)
 
 
 def keyed_bones(rig, action) -> set[str]:

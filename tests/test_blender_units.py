@@ -58,6 +58,24 @@ def test_htr_and_asf_exports_come_back_at_their_size_through_bvh(addon, tmp_path
     assert standing_height(bpy, twice) == pytest.approx(height, rel=1e-4)
 
 
+@pytest.mark.parametrize("extension", ["htr", "amc"])
+def test_a_file_stating_its_unit_comes_back_at_its_size_through_bvh(addon, tmp_path, extension):
+    """The issue's case: an HTR (CalibrationUnits cm) or ASF/AMC (':units length 2.54': 1 unit = 1 cm) imported,
+    exported to BVH and imported again, all with the defaults: as tall each time (once 100 times taller)."""
+    from mocap_addon.core import load, save
+
+    bpy = addon
+    clip = load(SAMPLES / "walk_turn.bvh")
+    clip.unit_in_metres = 0.01
+    save(clip, tmp_path / f"walk.{extension}")
+    first = imported(bpy, getattr(bpy.ops.import_anim, f"mocap_{extension}"), tmp_path / f"walk.{extension}")
+    height = standing_height(bpy, first)
+    assert 1.3 < height < 1.5
+    assert bpy.ops.export_anim.mocap_bvh(filepath=str(tmp_path / "walk.bvh")) == {"FINISHED"}
+    back = imported(bpy, bpy.ops.import_anim.mocap_bvh, tmp_path / "walk.bvh")
+    assert standing_height(bpy, back) == pytest.approx(height, rel=1e-4)
+
+
 CORPUS_TAKES = [("asf_amc/fm_01_01.amc", "amc"), ("htr/gpr450_xbot_walk_m_mixamo.com.htr", "htr"),
                 ("htr/gpr450_xbot_base.HTR", "htr"), ("bvh/ganim_Malcolm_Gangnam-Style.bvh", "bvh"),
                 ("bvh/fm_cmu_01_01.bvh", "bvh"), ("bvh/bandai_dataset-1_walk_normal_001.bvh", "bvh")]

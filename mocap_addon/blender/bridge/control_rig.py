@@ -29,6 +29,7 @@ import bpy
 import numpy as np
 
 from ...core import Pose, Skeleton, rotations
+from ...core.body.footing import rotations_about
 from ...core.kinematics import forward_kinematics
 from .armature import armature_data, pose_bones
 from .compat import id_property
@@ -42,8 +43,9 @@ CONTROLS_PROPERTY = "mocap_controls"  # a user's control mapping (JSON text) on 
 # Rigify's human rig: each metarig bone (its ORG copy is driven) and its FK controls; a limb control lists the
 # names Rigify versions give it (the first the rig has is used).
 # The torso control is the spine's pivot (the head of spine.002, where spine.001 ends): it follows spine.001.
+# The neck control spans spine.004 and spine.005; spine.005 has none but is driven (the metarig's neck).
 RIGIFY_SPINE = {"spine": ["spine_fk"], "spine.001": ["torso", "spine_fk.001"], "spine.002": ["spine_fk.002"],
-                "spine.003": ["spine_fk.003"], "spine.004": ["neck"], "spine.006": ["head"]}
+                "spine.003": ["spine_fk.003"], "spine.004": ["neck"], "spine.005": [], "spine.006": ["head"]}
 RIGIFY_LIMB = {"shoulder": ["shoulder"], "upper_arm": ["upper_arm_fk"], "forearm": ["forearm_fk"],
                "hand": ["hand_fk"], "thigh": ["thigh_fk"], "shin": ["shin_fk"], "foot": ["foot_fk"],
                "toe": ["toe_fk", "toe"]}
@@ -231,16 +233,24 @@ def control_bases(obj: bpy.types.Object, rig: ControlRig, driven: dict[str, np.n
     """Each control's ``matrix_basis`` ``(F, 4, 4)`` so that the driven bones take their armature-space
     matrices ``driven`` ``(F, 4, 4)`` (see the module's docstring)."""
     known: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # bone -> (rest, posed (F, 4, 4))
+    bones = armature_data(obj).bones
+    heads = {name: np.array(bones[name].head_local) for name in rig.controls}
+    size = float(np.ptp(np.array(list(heads.values())), axis=0).max(initial=0.0))
     for name, controls in rig.controls.items():
         rest = _rest(obj, [name])[0]
         known[name] = (rest, driven[name])
         following = driven[name] @ np.linalg.inv(rest)
         for control in controls:
             control_rest = _rest(obj, [control])[0]
-            known[control] = (control_rest, following @ control_rest)
+            posed = following @ control_rest
+            tail = np.array(bones[control].tail_local)
+            reached = next((other for other, head in heads.items() if np.linalg.norm(head - tail) <= 1e-4 * size),
+                           None)
+            if reached is not None:  # a control spanning several driven bones ends where the last one does
+                posed = _aimed(posed, np.linalg.inv(control_rest) @ np.append(tail, 1.0), driven[reached][:, :3, 3])
+            known[control] = (control_rest, posed)
     for pole, (upper, lower) in rig.poles.items():
         known[pole] = (_rest(obj, [pole])[0], _pole(obj, pole, upper, lower, known))
-    bones = armature_data(obj).bones
     bases = {}
     for control in [c for controls in rig.controls.values() for c in controls] + list(rig.poles):
         rest, posed = known[control]
@@ -251,6 +261,21 @@ def control_bases(obj: bpy.types.Object, rig: ControlRig, driven: dict[str, np.n
             anchor_rest, anchor_posed = known[anchor]
             bases[control] = np.linalg.inv(np.linalg.inv(anchor_rest) @ rest) @ np.linalg.inv(anchor_posed) @ posed
     return bases
+
+
+def _aimed(posed: np.ndarray, tail: np.ndarray, goal: np.ndarray) -> np.ndarray:
+    """``posed`` ``(F, 4, 4)`` turned about its head by the least rotation taking its ``tail`` (homogeneous,
+    in the bone's own frame) onto ``goal`` ``(F, 3)``."""
+    head = posed[:, :3, 3]
+    now, wanted = (posed @ tail)[:, :3] - head, goal - head
+    axis = np.cross(now, wanted)
+    size = np.linalg.norm(axis, axis=1)
+    angle = np.arctan2(size, np.sum(now * wanted, axis=1))
+    turn = rotations_about(np.where(size[:, None] > 1e-12, axis / np.maximum(size, 1e-300)[:, None], [1.0, 0, 0]),
+                           np.where(size > 1e-12, angle, 0.0))
+    aimed = posed.copy()
+    aimed[:, :3, :3] = turn @ posed[:, :3, :3]
+    return aimed
 
 
 def _pole(obj: bpy.types.Object, pole: str, upper: str, lower: str,

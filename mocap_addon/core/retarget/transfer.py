@@ -59,8 +59,9 @@ STILL = 5.0  # degrees: a joint turning less than this over a take does not move
 TURN_COST = 0.3  # radians of a hinge's miss worth one radian less turn (see _best)
 LARGEST_MISS = 0.1  # radians: a hinge misses by more than the best candidate only up to this
 JUMP = 0.5  # a held rotation changing by more than this (largest matrix element) in one frame has jumped
-ROLLS = 3
-ROLL_ALONG = 0.4  # a one-channel joint rolls its child about the child's bone where their axes are this aligned
+ROLLS = 3  # secant steps of a one-channel roll for its child's twist (see _rolled)
+ROLL_ALONG = 0.4  # ...taken where the roll's axis and the child's bone are this aligned (cosine)
+ROLL_CLOSE = 1e-3  # radians: a bone twisted this near the wanted needs no further roll
 JUMP_SLACK = 0.05  # how much more a candidate nearer the previous frame may cost (radians of miss)
 
 
@@ -685,17 +686,39 @@ def _transfer(motion: Pose, source: Figure, target: Figure, root: str, unit: flo
         solved.add(joint)
         if len(order) < 3:
             shortfall[joint] = desired
+    return _posed(motion, source, target, root, pairs, _Solved(world, local, solved, reading, evaluated),
+                  unit, up_axis, metadata)
+
+
+@dataclass
+class _Solved:
+    """What :func:`_transfer` solved: each joint's world rotation (:class:`_Linked` or quaternions), the
+    constant local ones, the joints solved as matrices, the source read and how a world rotation evaluates."""
+
+    world: dict[int, _Linked | FloatArray]
+    local: dict[int, FloatArray]
+    solved: set[int]
+    reading: _Source
+    evaluated: Callable[[_Linked | FloatArray], FloatArray]
+
+
+def _posed(motion: Pose, source: Figure, target: Figure, root: str, pairs: dict[int, int], solved: _Solved,
+           unit: float | None, up_axis: str, metadata: dict) -> Pose:
+    """The target's pose from the world rotations :func:`_transfer` solved: local rotations (continuous where
+    solved as matrices) and the placed joints' translations."""
+    skeleton, parents, world, local = target.skeleton, target.skeleton.parents, solved.world, solved.local
     frames = motion.frame_count
     turns = np.empty((frames, skeleton.joint_count, 4))
     for joint, parent in enumerate(parents):
-        if joint in pairs or joint in solved:
-            local[joint] = (evaluated(world[joint]) if parent < 0
-                            else _relative(world[parent], world[joint], reading, evaluated))
+        if joint in pairs or joint in solved.solved:
+            local[joint] = (solved.evaluated(world[joint]) if parent < 0
+                            else _relative(world[parent], world[joint], solved.reading, solved.evaluated))
         turns[:, joint] = local[joint]
-        if joint in solved or parent in solved:
+        if joint in solved.solved or parent in solved.solved:
             turns[:, joint] = rotations.quaternion_continuity(turns[:, joint])
     moves = np.broadcast_to(target.translations, (frames, skeleton.joint_count, 3)).copy()
-    for joint, placed in _placed(reading, source, target, lambda j: evaluated(world[j]), pairs, root).items():
+    for joint, placed in _placed(solved.reading, source, target, lambda j: solved.evaluated(world[j]), pairs,
+                                 root).items():
         moves[:, joint] = placed
     scales = None if np.all(target.scales == 1.0) else np.broadcast_to(target.scales, turns.shape[:2]).copy()
     return Pose(skeleton.copy(), turns, moves, scales, motion.frame_time, motion.start_frame, unit, up_axis,
@@ -814,23 +837,28 @@ def _rolled(parent_world: FloatArray, parent_layout: tuple[str, ...], rest: Floa
     order = order_of(parent_layout)
     axis, direction = np.eye(3)["XYZ".index(order)], unit(bone)
 
-    def hold(roll: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-        parent = parent_world @ axis_matrices(order, roll)
+    def hold(roll: FloatArray, frames: slice | np.ndarray = slice(None),
+             limits: FloatArray = steps) -> tuple[FloatArray, FloatArray, FloatArray]:
+        parent = parent_world[frames] @ axis_matrices(order, roll)
         base = parent @ rest
-        held = base @ _held(layout, np.swapaxes(base, -1, -2) @ desired, bone, steps)
-        return parent, held, _twist(np.swapaxes(held, -1, -2) @ desired, direction)
+        held = base @ _held(layout, np.swapaxes(base, -1, -2) @ desired[frames], bone, limits)
+        return parent, held, _twist(np.swapaxes(held, -1, -2) @ desired[frames], direction)
 
     roll = np.zeros(len(desired))
     parent, held, lacking = hold(roll)
     along = dot(parent @ axis, held @ direction)
     slope = np.where(np.abs(along) >= ROLL_ALONG, 2.0 * along, np.inf)  # lacking twist undone per radian of roll
-    for _ in range(ROLLS):
-        step = lacking / slope
-        parent, held, nearer = hold(roll + step)
-        better = np.abs(nearer) < np.abs(lacking)
-        measured = (lacking - nearer) / np.where(step != 0, step, 1.0)
-        slope = np.where(better & (np.abs(measured) >= ROLL_ALONG), measured, slope)
-        roll, lacking = np.where(better, roll + step, roll), np.where(better, nearer, lacking)
+    for _ in range(ROLLS):  # trials only in the frames still lacking, each frame alone (no limit on steps)
+        frames = np.flatnonzero((np.abs(lacking) > ROLL_CLOSE) & np.isfinite(slope))
+        if not frames.size:
+            break
+        step = lacking[frames] / slope[frames]
+        nearer = hold(roll[frames] + step, frames, np.full(len(frames) - 1, np.pi))[2]
+        better = np.abs(nearer) < np.abs(lacking[frames])
+        measured = (lacking[frames] - nearer) / np.where(step != 0, step, 1.0)
+        slope[frames] = np.where(better & (np.abs(measured) >= ROLL_ALONG), measured, slope[frames])
+        roll[frames] = np.where(better, roll[frames] + step, roll[frames])
+        lacking[frames] = np.where(better, nearer, lacking[frames])
     parent, held, _ = hold(continued(roll, steps))
     return parent, held
 
