@@ -97,7 +97,8 @@ def stage(bpy, subject, ground) -> object:
 
 
 def set_up_render(bpy, width: int, height: int) -> None:
-    """Workbench, material colours and shadows: the solid viewport's look, rendered."""
+    """Workbench and material colours: the solid viewport's look, rendered.  No shadows: at a figure's real
+    size (metres) Workbench's shadow greys the paths over the floor out of their colours."""
     scene = bpy.context.scene
     scene.render.engine = "BLENDER_WORKBENCH"
     scene.render.resolution_x, scene.render.resolution_y, scene.render.resolution_percentage = width, height, 100
@@ -106,7 +107,7 @@ def set_up_render(bpy, width: int, height: int) -> None:
     scene.render.image_settings.compression = 100
     shading = scene.display.shading
     shading.light, shading.color_type = "STUDIO", "MATERIAL"
-    shading.show_shadows, shading.show_cavity = True, False
+    shading.show_shadows, shading.show_cavity = False, False
     scene.display.render_aa = "8"
     scene.view_settings.view_transform = "Standard"  # the materials' colours as given
     world = bpy.data.worlds.get("render") or bpy.data.worlds.new("render")

@@ -11,15 +11,18 @@ Prints Markdown tables (the README's figures come from here):
   and ``"planted"``;
 * every human take onto every rig with planted feet (:mod:`core.retarget.judging`):
   the share of contact frames whose lowest foot point (heel, ball, toe tip) is
-  within 0.015 leg lengths of the rig's floor, the deepest under it (and the
+  within 0.015 leg lengths of the rig's floor, the highest above it, the deepest under it (and the
   source's own), each stance's knee flexion at mid-stance against the source's,
   straight-knee frames, limb spins, frames out of reach, CPU time and warnings;
+* ``--spins-only``: every human take onto every rig, feet free and planted: frames
+  where a limb bone spins (turns over 60 degrees while the source's turns under 20),
+  bone by bone, and the arms' twist against the source's (p95);
 * with ``--plot FOLDER`` (matplotlib), a side view of each retarget's legs and
   feet over time, free above planted, and each take's lowest foot point and
   knee flexion against the source's.  Not a test.
 
     python scripts/retarget_quality.py [--corpus ../shared/corpus] [--plot /tmp/feet] [--walk other.bvh ...]
-        [--soles-only]
+        [--soles-only | --spins-only]
 """
 
 from __future__ import annotations
@@ -110,9 +113,9 @@ def human_takes(corpus: Path) -> list[Path]:
 
 def soles_table(corpus: Path, plots: Path | None, extra: list[str]) -> None:
     """Every human take onto every rig, feet planted: soles, stance knees, straight knees, spins, reach."""
-    print("\n| rig | take | frames | contact frames | soles within 0.015 | deepest | source deepest | "
+    print("\n| rig | take | frames | contact frames | soles within 0.015 | highest | deepest | source deepest | "
           "stance knee error p50 / max | straight knees result / source | spins | missed | CPU s | warnings |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for rig_name in RIGS:
         rig = load(corpus / rig_name)
         for take in human_takes(corpus) + [Path(w) for w in extra]:
@@ -126,12 +129,70 @@ def soles_table(corpus: Path, plots: Path | None, extra: list[str]) -> None:
             straight = judged.straight()
             warnings = "; ".join(w.split(":")[0] for w in result.metadata.get("warnings", []))
             print(f"| {Path(rig_name).name} | {take.name} | {judged.frames} | {judged.contact_frames} | "
-                  f"{judged.on_floor():.3f} | {judged.deepest():.3f} | {judged.source_deepest():.3f} | {knees} | "
-                  f"{straight[0]} / {straight[1]} | {judged.spins} | {result.metadata['feet'].get('missed_frames', 0)} "
-                  f"| {seconds:.2f} | {warnings} |", flush=True)
+                  f"{judged.on_floor():.3f} | {judged.highest():.3f} | {judged.deepest():.3f} | "
+                  f"{judged.source_deepest():.3f} | {knees} | {straight[0]} / {straight[1]} | {judged.spins} | "
+                  f"{result.metadata['feet'].get('missed_frames', 0)} | {seconds:.2f} | {warnings} |", flush=True)
             if plots is not None:
                 draw_soles(plots / f"soles_{take.stem}_onto_{Path(rig_name).stem}.png", judged,
                            f"{take.name} onto {Path(rig_name).name}")
+
+
+def spins_table(corpus: Path, plots: Path | None, extra: list[str]) -> None:
+    """Every human take onto every rig, feet free and planted: limb spins bone by bone (frames where a
+    bone turns over 60 degrees while the source's turns under 20), and how far the arms are twisted about
+    their bones (and the hands turned at all) from where the source's rotations put them, p95."""
+    print("\n| rig | take | feet | frames | spin frames (%) | spinning bones | upper arm twist p95 | "
+          "forearm twist p95 | hand twist p95 | hand turn p95 | CPU s |")
+    print("|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|")
+    for rig_name in RIGS:
+        rig = load(corpus / rig_name)
+        for take in human_takes(corpus) + [Path(w) for w in extra]:
+            source = load(take)
+            for mode in ("free", "planted"):
+                started = time.process_time()
+                result = retarget(source, rig, feet=mode)
+                seconds = time.process_time() - started
+                judged = judge(source, rig, result)
+                bones = ", ".join(f"{limb} {count}" for limb, count in judged.limb_spins.items() if count) or "-"
+                cells = [_p95(judged.twists, bone) for bone in ("upper_arm", "lower_arm", "hand")]
+                cells.append(_p95(judged.arm_turns, "hand"))
+                print(f"| {Path(rig_name).name} | {take.name} | {mode} | {judged.frames} | {judged.spins} "
+                      f"({100 * judged.spins / max(judged.frames - 1, 1):.2f}) | {bones} | " + " | ".join(cells)
+                      + f" | {seconds:.2f} |", flush=True)
+                if plots is not None and mode == "free":
+                    draw_arms(plots / f"arms_{take.stem}_onto_{Path(rig_name).stem}.png", judged,
+                              f"{take.name} onto {Path(rig_name).name}")
+
+
+def _p95(errors: dict[str, np.ndarray], bone: str) -> str:
+    """The larger side's 95th percentile of ``|errors|`` of a bone (degrees), or '-' where unmapped."""
+    sides = [np.percentile(np.abs(errors[f"{bone}_{side}"]), 95) for side in "lr" if f"{bone}_{side}" in errors]
+    return f"{max(sides):.1f}" if sides else "-"
+
+
+def draw_arms(path: Path, judged: Judgement, title: str) -> None:
+    """Each arm bone's twist against the source's over time, and the frames where a limb spins."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(3, 1, figsize=(12, 7), sharex=True)
+    frames = np.arange(judged.frames)
+    for axis, bone in zip(axes, ("upper_arm", "lower_arm", "hand")):
+        for side, colour in (("l", "tab:blue"), ("r", "tab:red")):
+            if f"{bone}_{side}" in judged.twists:
+                axis.plot(frames, judged.twists[f"{bone}_{side}"], color=colour, label=f"twist {side.upper()}")
+            if bone == "hand" and f"{bone}_{side}" in judged.arm_turns:
+                axis.plot(frames, judged.arm_turns[f"{bone}_{side}"], color=colour, linestyle=":",
+                          label=f"whole turn {side.upper()}")
+        axis.set_ylabel(f"{bone} (degrees)")
+        axis.legend(fontsize=7, loc="upper right")
+    axes[0].set_title(f"{title}, feet free: arm bones against the source's ({judged.spins} spin frames)", fontsize=9)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.tight_layout()
+    figure.savefig(path, dpi=70)
+    plt.close(figure)
 
 
 def draw_soles(path: Path, judged: Judgement, title: str) -> None:
@@ -196,7 +257,12 @@ def main() -> None:
     parser.add_argument("--plot", type=Path, help="a folder for side views (needs matplotlib)")
     parser.add_argument("--walk", action="append", default=[], help="another walk (a path) to retarget onto the rigs")
     parser.add_argument("--soles-only", action="store_true", help="only the table of every take onto every rig")
+    parser.add_argument("--spins-only", action="store_true",
+                        help="only the table of limb spins and arm twists, every take onto every rig")
     args = parser.parse_args()
+    if args.spins_only:
+        spins_table(args.corpus, args.plot, [str(Path(w).resolve()) for w in args.walk])
+        return
     if not args.soles_only:
         canonical_table(args.corpus)
         feet_table(args.corpus, args.plot, WALKS + [str(Path(w).resolve()) for w in args.walk])

@@ -114,14 +114,15 @@ def test_import_options_match_the_operators(blender, tmp_path):
     obj = bpy.data.objects["short"]
     assert {pose_bone.rotation_mode for pose_bone in obj.pose.bones} != {"QUATERNION"}
     assert bpy.context.scene.render.fps == 30
-    # Forward Y, up Z is Blender's own frame: the spine's OFFSET 0 10 -1 lands unturned.
+    # Forward Y, up Z is Blender's own frame: the spine's OFFSET 0 10 -1 lands unturned, in the centimetres
+    # the Unit's default (Auto) reads for a figure 167 units tall.
     spine = obj.data.bones["Spine"].head_local - obj.data.bones["Hips"].head_local
-    assert tuple(spine) == pytest.approx((0, 10, -1), abs=1e-5)
+    assert tuple(spine) == pytest.approx((0, 0.10, -0.01), abs=1e-7)
 
 
 @pytest.mark.parametrize("arguments, message", [
     (["--format", "fbx"], "argument --format: 'fbx' is not one of bvh, htr, amc"),
-    (["--unit", "furlong"], "argument --unit: 'furlong' is not one of AUTO, M, CM, MM, IN, FT, CUSTOM"),
+    (["--unit", "furlong"], "argument --unit: 'furlong' is not one of AUTO, FILE, M, CM, MM, IN, FT, CUSTOM"),
     (["--frame-start", "ten"], "argument --frame-start: invalid int value: 'ten'"),
 ])
 def test_bad_arguments_are_one_line_and_exit_code_2(tmp_path, arguments, message):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from mocap_addon.core import load, world_positions
+from mocap_addon.core.body.stature import guess_unit
 from tests.blender_helpers import blender_axes, extent, ids, pose_heads
 from tests.conftest import BVH_CORPUS, SAMPLES, bvh_corpus_params, corpus_params
 
@@ -29,12 +30,14 @@ def test_import_matches_blender_importer_at_every_frame(addon, path):
     ours, names = pose_heads(bpy, ours_obj, frames)
     assert names == clip.skeleton.names
     addon_utils.enable("io_anim_bvh", default_set=True)
+    # Ours reads the unit Auto guesses (a BVH states none): Blender's importer scaled by it.
+    unit = guess_unit(clip).unit_in_metres or 1.0
     # Quaternion keys: io_anim_bvh's default Euler keys add float32 gimbal noise (see test_bvh_oracle.py).
-    bpy.ops.import_anim.bvh(filepath=str(path), frame_start=1, rotate_mode="QUATERNION")
+    bpy.ops.import_anim.bvh(filepath=str(path), frame_start=1, rotate_mode="QUATERNION", global_scale=unit)
     theirs, their_names = pose_heads(bpy, bpy.context.object, frames)
     assert their_names == names
-    truth = blender_axes(world_positions(clip))
-    tolerance = 1e-3 + 1e-5 * extent(truth)
+    truth = blender_axes(world_positions(clip)) * unit
+    tolerance = (1e-3 + 1e-5 * extent(truth / unit)) * unit
     assert np.abs(ours - theirs).max() <= tolerance
     assert np.abs(ours - truth).max() <= tolerance
 
@@ -59,8 +62,8 @@ def test_sample_import_matches_core_and_keys_are_continuous(addon, rotation_mode
     obj = import_ours(bpy, SAMPLE, rotation_mode=rotation_mode)
     clip = load(SAMPLE)
     heads, _ = pose_heads(bpy, obj, range(1, clip.frame_count + 1))
-    truth = blender_axes(world_positions(clip))
-    assert np.abs(heads - truth).max() <= 1e-3 + 1e-5 * extent(truth)
+    truth = blender_axes(world_positions(clip)) * 0.01  # the sample is in centimetres (Unit Auto's guess)
+    assert np.abs(heads - truth).max() <= 1e-5 + 1e-5 * extent(truth)
     from mocap_addon.blender.bridge.compat import Channels
 
     curves = list(Channels(obj.animation_data.action, obj, create=False).all())
@@ -178,7 +181,7 @@ def test_multi_file_import_and_options(addon, tmp_path):
     clip = load(SAMPLE)
     assert hips.head_local[2] == pytest.approx(clip.skeleton.offsets[0][1] * 0.01, abs=1e-5)
     assert bpy.data.objects["second"].data.bones["Hips"].head_local[2] == pytest.approx(
-        clip.skeleton.offsets[0][1] * 2.0, abs=1e-4)
+        clip.skeleton.offsets[0][1] * 0.01 * 2.0, abs=1e-6)  # Unit Auto reads centimetres, then Scale 2
 
 
 def test_export_of_a_rig_made_in_blender(addon, tmp_path):

@@ -39,8 +39,13 @@ def test_exports_state_the_unit_their_values_are_in(addon, tmp_path):
     bpy.ops.export_anim.mocap_htr(filepath=str(tmp_path / "again.htr"))
     again = load(tmp_path / "again.htr")
     assert again.unit_in_metres == 0.001 and metres(again) == pytest.approx(truth, rel=1e-6)
-    # A BVH read with no unit stays without one: one unit is a Blender unit, a metre.
+    # Unit Auto (the default) reads the BVH's centimetres from the figure's size: exported as centimetres.
     assert bpy.ops.import_anim.mocap_bvh(filepath=str(SAMPLE)) == {"FINISHED"}
+    bpy.ops.export_anim.mocap_htr(filepath=str(tmp_path / "guessed.htr"))
+    guessed = load(tmp_path / "guessed.htr")
+    assert guessed.unit_in_metres == 0.01 and metres(guessed) == pytest.approx(truth, rel=1e-6)
+    # A BVH read From File (no unit) stays without one: one unit is a Blender unit, a metre.
+    assert bpy.ops.import_anim.mocap_bvh(filepath=str(SAMPLE), unit="FILE") == {"FINISHED"}
     bpy.ops.export_anim.mocap_htr(filepath=str(tmp_path / "plain.htr"))
     assert "CalibrationUnits" not in (tmp_path / "plain.htr").read_text()
     assert metres(load(tmp_path / "plain.htr")) == pytest.approx(truth / 0.01, rel=1e-6)

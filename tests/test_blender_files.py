@@ -278,7 +278,11 @@ def test_panel_shows_no_frame_rate_for_a_skeleton_only_asf(addon, tmp_path, capf
     asf, _ = cmu_style_take(tmp_path)
     assert bpy.ops.import_anim.mocap_amc(filepath=str(tmp_path / asf)) == {"FINISHED"}
     assert "Info: Imported 01: 29 joints, skeleton only in" in capfd.readouterr().out
-    assert source_summary(bpy.context.object) == ["ASF/AMC: 01.asf", "29 joints, skeleton only"]
+    # The sample's centimetres were saved stating metres (its clip knew no unit): Unit Auto disbelieves a
+    # 167 m figure, reads centimetres and says so.
+    assert source_summary(bpy.context.object) == [
+        "ASF/AMC: 01.asf", "29 joints, skeleton only",
+        "warning: the file states m, which makes the figure 167 m tall; read in centimetres: 1.67 m tall"]
 
 
 def renamed_export(bpy, tmp_path, path, extension: str, renames: dict[str, str]):
@@ -517,14 +521,16 @@ def test_bvh_export_of_a_bvh_import_keeps_the_files_unit(addon, tmp_path):
 
 def test_every_unit_the_exporter_writes_reads_back(addon, tmp_path):
     """A Unit choice for each of the core's units and a free Metres per Unit (CMU's 1/0.45 inch)."""
-    from mocap_addon.blender.bridge.conversion import UNIT_ITEMS
+    from mocap_addon.blender.bridge.conversion import IMPORT_UNIT_ITEMS, UNIT_ITEMS
     from mocap_addon.core.units import UNIT_CHOICES
 
     bpy = addon
     assert [item[0] for item in UNIT_ITEMS] == ["AUTO", *(u.upper() for u in UNIT_CHOICES), "CUSTOM"]
-    for operator in (bpy.ops.import_anim.mocap_bvh, bpy.ops.export_anim.mocap_bvh):
+    assert [item[0] for item in IMPORT_UNIT_ITEMS] == ["AUTO", "FILE", *(u.upper() for u in UNIT_CHOICES), "CUSTOM"]
+    for operator, items in ((bpy.ops.import_anim.mocap_bvh, IMPORT_UNIT_ITEMS),
+                            (bpy.ops.export_anim.mocap_bvh, UNIT_ITEMS)):
         assert [item.identifier for item in operator.get_rna_type().properties["unit"].enum_items] == \
-            [item[0] for item in UNIT_ITEMS]
+            [item[0] for item in items]
     assert bpy.ops.import_anim.mocap_bvh(filepath=str(SAMPLE), unit="CM") == {"FINISHED"}
     frames = [1, 60]
     truth = heads_in_metres(bpy, bpy.context.object, frames)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from mocap_addon.core import load, world_positions
+from mocap_addon.core.body.stature import with_guessed_unit
 from tests.blender_helpers import blender_axes, check_import_and_round_trip, pose_heads
 from tests.conftest import CORPUS, corpus_params
 
@@ -114,8 +115,10 @@ def test_takes_become_markers_or_actions_and_are_exported_again(addon, tmp_path)
     bpy.ops.export_anim.mocap_htr(filepath=str(tmp_path / "all.htr"))
     exported = load(tmp_path / "all.htr")
     assert exported.frame_count == 395 and exported.metadata["takes"] == [0, 1, 247, 313, 345, 366]
-    clip = load(path)
-    assert np.abs(world_positions(exported) - world_positions(clip)).max() < 1e-3
+    clip = with_guessed_unit(load(path))  # states mm, 4.6 m tall so: Unit Auto reads it 1.7 m tall
+    assert clip.unit_in_metres == pytest.approx(0.0003697, rel=1e-3)
+    in_metres = world_positions(exported) * exported.unit_in_metres  # written in mm, as the import read it
+    assert np.abs(in_metres - world_positions(clip) * clip.unit_in_metres).max() < 1e-6
     bpy.ops.wm.read_homefile(use_empty=True)
     assert bpy.ops.import_anim.mocap_htr(filepath=str(path), split_takes=True) == {"FINISHED"}
     obj = bpy.context.object

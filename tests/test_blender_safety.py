@@ -3,6 +3,8 @@ rig held before, the motion graph kept with the file, and poll messages that say
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -244,3 +246,26 @@ def test_a_frame_range_uses_those_frames_of_the_source(addon):
     assert result.data.mocap_blend.use_frame_range and result.data.mocap_blend.frame_end == 50
     with pytest.raises(RuntimeError, match="hold none of the source's 1-120"):
         bpy.ops.mocap.retarget(source=walk.name, target="rig", use_frame_range=True, frame_start=200, frame_end=300)
+
+
+def test_synthesize_walks_only_the_frames_of_its_range(graph_scene):
+    """Item 10 for Synthesize: with Frame Range, the walk plays only the frames every clip shows from Start to
+    End (both clips start at frame 1: their frames 21-100), starting there whatever the current frame."""
+    from mocap_addon.blender.tools.transitions import MADE_PROPERTY, library
+
+    bpy = graph_scene
+    lib = library(bpy.context.scene)
+    local = np.arange(lib.graph.frame_count) - lib.graph.offsets[lib.graph.clip_of(np.arange(lib.graph.frame_count))]
+    bpy.context.scene.frame_current = 110
+    assert bpy.ops.mocap.synthesize(frames=400, seed=3) == {"FINISHED"}
+    walked = np.array(json.loads(bpy.data.objects[f"{JOG}_walk"].animation_data.action[MADE_PROPERTY])["path"])
+    assert not ((local[walked] >= 20) & (local[walked] <= 99)).all()  # the whole graph: beyond the range
+    for seed in range(3):
+        assert bpy.ops.mocap.synthesize(frames=400, seed=seed, use_frame_range=True, frame_start=21,
+                                        frame_end=100) == {"FINISHED"}
+        action = bpy.data.objects[f"{JOG}_walk"].animation_data.action
+        walked = np.array(json.loads(action[MADE_PROPERTY])["path"])
+        assert len(walked) == 400 and ((local[walked] >= 20) & (local[walked] <= 99)).all()
+        assert len(json.loads(action[MADE_PROPERTY])["transitions"]) >= 3
+    with pytest.raises(RuntimeError, match="no frame of the graph's kept part is usable"):
+        bpy.ops.mocap.synthesize(frames=100, use_frame_range=True, frame_start=500, frame_end=600)

@@ -194,7 +194,8 @@ def test_panel_lists_the_transitions_of_the_current_frame(scene):
                          "mocap.save_graph"]
     assert f"label: Frame {round(frame)}: {len(options)} transitions" in drawn
     assert drawn.count("mocap.take_transition") == min(len(options), 12)
-    assert drawn[-6:] == ["frames", "seed", "mocap.synthesize", "curve", "mocap.synthesize_along", "mocap.prune_walk"]
+    assert drawn[-9:] == ["frames", "seed", "use_frame_range", "frame_start", "frame_end", "mocap.synthesize", "curve",
+                          "mocap.synthesize_along", "mocap.prune_walk"]
     drawn.clear()
     bpy.context.view_layer.objects.active = None
     VIEW3D_PT_mocap_transitions.draw(Panel(), bpy.context)
@@ -215,7 +216,7 @@ def _curve(bpy, points, name="Path"):
 
 def test_synthesize_along_walks_the_curve_and_prune_cuts_a_stretch(scene):
     bpy, _ = scene
-    unit = 100.0  # the samples' rigs are in centimetres: so is the curve drawn for them
+    unit = 1.0  # the samples' rigs import in metres (Unit Auto reads their centimetres): so is the curve
     angles = np.linspace(0, np.pi / 2, 40)
     bend = np.stack([6 - 6 * np.cos(angles), 6 * np.sin(angles)], axis=1)  # 6 m straight, a quarter of radius 6 m
     points = np.concatenate([np.stack([np.zeros(30), np.linspace(-6, 0, 30, endpoint=False)], 1), bend])

@@ -61,10 +61,14 @@ def test_reduce_reports_keys_and_worst_error():
 
 
 def test_convert_labels_units_truthfully(tmp_path):
-    # BVH states no unit: the output says so, and --unit names it for formats that can state one.
-    result = run("convert", str(SAMPLE), str(tmp_path / "walk.htr"))
+    # BVH states no unit: read as the file states (--unit file) the output says so; the default (auto) guesses
+    # centimetres from the figure's size and says so; --unit names it for formats that can state one.
+    result = run("convert", str(SAMPLE), str(tmp_path / "walk.htr"), "--unit", "file")
     assert "unit: no unit known: HTR written without CalibrationUnits" in result.stdout
     assert "CalibrationUnits" not in (tmp_path / "walk.htr").read_text()
+    result = run("convert", str(SAMPLE), str(tmp_path / "walk.htr"))
+    assert "note: unit guessed from the figure's size: read in centimetres: 1.67 m tall" in result.stdout
+    assert "CalibrationUnits cm" in (tmp_path / "walk.htr").read_text()
     result = run("convert", str(SAMPLE), str(tmp_path / "walk.htr"), "--unit", "cm")
     assert result.returncode == 0, result.stderr
     assert "CalibrationUnits cm" in (tmp_path / "walk.htr").read_text()

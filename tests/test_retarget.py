@@ -414,6 +414,12 @@ def test_forward_kinematics_agrees_with_the_model_equation(seed):
     np.testing.assert_allclose(world.rotations * world.scales[..., None, None], expected[..., :3, :3], atol=1e-12)
     np.testing.assert_allclose(world.positions, expected[..., :3, 3], atol=1e-9)
     assert not np.allclose(world.scales, 1.0)
+    joints = [3, len(clip.skeleton.names) - 1]
+    part = forward_kinematics(turned, only=joints)
+    kept = sorted({a for j in joints for a in clip.skeleton.chain(j)})
+    for field in ("quaternions", "positions", "scales"):  # those joints and their ancestors, the rest NaN
+        np.testing.assert_array_equal(getattr(part, field)[:, kept], getattr(world, field)[:, kept])
+        assert np.isnan(np.delete(getattr(part, field), kept, axis=1)).all()
 
 
 def test_forward_kinematics_of_a_chain_deeper_than_the_recursion_limit():

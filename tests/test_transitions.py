@@ -296,6 +296,27 @@ def test_walk_keeps_the_gap_and_the_seed(sample_graph):
     assert graph.alive[path].all()
 
 
+def test_a_walk_within_some_frames_uses_only_those(sample_graph):
+    """Frames 20-99 of each clip: the restricted graph keeps the rules, and a walk on it plays only those
+    frames (the whole graph's walk goes beyond them)."""
+    graph = sample_graph
+    local = np.arange(graph.frame_count) - graph.offsets[graph.clip_of(np.arange(graph.frame_count))]
+    usable = (local >= 20) & (local <= 99)
+    assert not usable[walk(graph, 600, start=int(np.flatnonzero(graph.alive & usable)[0]), seed=3)].all()
+    part = graph.within(usable)
+    check_rules(part)
+    assert part.alive.any() and not part.alive[~usable].any()
+    assert usable[part.sources].all() and usable[part.targets].all() and len(part.sources) > 0
+    for seed in range(4):
+        path = walk(part, 600, start=int(np.argmax(part.alive)), seed=seed)
+        assert usable[path].all() and part.alive[path].all()
+        assert len(np.flatnonzero(path[1:] != path[:-1] + 1)) >= 3
+    with pytest.raises(ValueError, match="no frame of the graph's kept part is usable"):
+        graph.within(np.zeros(graph.frame_count, dtype=bool))
+    with pytest.raises(ValueError, match="one per graph frame"):
+        graph.within(usable[:-1])
+
+
 def test_walk_lets_the_caller_choose(sample_graph):
     graph = sample_graph
     offered = []

@@ -307,7 +307,7 @@ def batch_settings(options: argparse.Namespace) -> Any:
     reduce = tolerance if options.reduce_keys else None
     return Settings(to=options.format.lower(), canonical=options.canonical, method=options.method,
                     retarget_onto=options.retarget_onto, feet=options.feet, reduce=reduce,
-                    unit=None if options.unit in (None, "AUTO") else options.unit.lower(),
+                    unit="auto" if options.unit is None else options.unit.lower(),
                     precision=6 if options.precision is None else options.precision)
 
 

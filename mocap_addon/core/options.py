@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .units import UNIT_CHOICES, UNITS_IN_METRES
+
 
 @dataclass(frozen=True)
 class Item:
@@ -81,6 +83,13 @@ HIPS_TRAVEL = Choice("root", "Root", "How far the hips travel on the target", (
     Item("to_root_bone", "To Root Bone", "Hips travel over the ground carried by the bone above the hips (the "
                                          "rig's root), the hips keeping only what is relative to it")),
     default="scale")
+RIG_CONTROLS = Choice("controls", "Controls", "What a retarget keys on a rig animated through controls (Rigify's "
+                                            "generated rigs, rigs with a control mapping)", (
+    Item("fk", "FK", "The FK controls (Rigify: torso, spine, neck, head, shoulders, limbs), IK/FK switches to FK"),
+    Item("ik", "IK", "The FK controls, and the IK controls placed so that IK gives the same limbs (hands, feet, "
+                     "toes, poles in the bending planes), limbs switched to IK"),
+    Item("bones", "Bones", "The bones themselves, as on any rig (the controls left as they are)")),
+    default="fk")
 
 # Blending (core.blend) ---------------------------------------------------------------------------------------------
 
@@ -97,6 +106,16 @@ ROOT_PATH = Choice("root", "Root", "Where the blend's root goes", (
                                      "A's start (two captures blend whichever way they walk)")), default="heading")
 
 # Reading and writing files (core.formats) --------------------------------------------------------------------------
+
+AUTO_UNIT, FILE_UNIT = "auto", "file"
+READ_UNIT = Choice("unit", "Unit", "Length of one file unit", (
+    Item(AUTO_UNIT, "Auto", "The file's unit where it states one that gives a plausible person (0.5-3 m), else the "
+                            "unit that makes the figure 1.2-2.2 m tall (m, cm, mm, inch or CMU's 1/0.45 inch; none "
+                            "fits: scaled to 1.7 m, with a warning); a skeleton without legs: the file's, else metres"),
+    Item(FILE_UNIT, "From File", "The file's own unit where it states one, else 1 file unit = 1 metre"),
+    *(Item(short, name.title(), f"One file unit is {UNITS_IN_METRES[short]:g} m")
+      for short, name in UNIT_CHOICES.items())),
+    default=AUTO_UNIT)
 
 BVH_POSITIONS = Choice("position_mode", "Position Channels", "What a BVH joint's position channels mean", (
     Item("replace", "Replace Offset", "Position channels are the joint's local translation "

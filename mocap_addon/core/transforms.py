@@ -10,6 +10,7 @@ from functools import cached_property
 from itertools import pairwise
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import rotations
 from .model import Skeleton
@@ -153,22 +154,28 @@ def world_transforms(parents: list[int], local_rotations: FloatArray, local_tran
     Frames are independent, so long motions are cut into blocks that stay in
     the CPU cache and run on a small thread pool (numpy releases the GIL).
     """
-    if only is not None:
-        return _part_of_world(parents, local_rotations, local_translations, local_scales, only)
     frames, joints = local_rotations.shape[:2]
-    levels = depth_levels(parents)
-    world = World(np.empty((frames, joints, 4)), np.empty((frames, joints, 3)), np.ones((frames, joints)))
+    if only is None:
+        columns: slice | NDArray[np.int64] = slice(None)
+        world = World(np.empty((frames, joints, 4)), np.empty((frames, joints, 3)), np.ones((frames, joints)))
+        levels = depth_levels(parents)
+    else:
+        columns, parents = _with_ancestors(parents, only)
+        world = World(np.full((frames, joints, 4), np.nan), np.full((frames, joints, 3), np.nan),
+                      np.full((frames, joints), np.nan))
+        world.scales[:, columns] = 1.0
+        levels = depth_levels(parents)
 
     def run(start: int) -> None:
         rows = slice(start, min(start + FRAMES_PER_BLOCK, frames))
-        scales = None if local_scales is None else np.ascontiguousarray(local_scales[rows].T)
-        turns, places, grown = compose(parents, np.ascontiguousarray(local_rotations[rows].transpose(2, 1, 0)),
-                                       np.ascontiguousarray(local_translations[rows].transpose(2, 1, 0)), scales,
-                                       levels)
-        world.quaternions[rows] = turns.transpose(2, 1, 0)
-        world.positions[rows] = places.transpose(2, 1, 0)
+        scales = None if local_scales is None else np.ascontiguousarray(local_scales[rows, columns].T)
+        turns, places, grown = compose(parents, np.ascontiguousarray(local_rotations[rows, columns].transpose(2, 1, 0)),
+                                       np.ascontiguousarray(local_translations[rows, columns].transpose(2, 1, 0)),
+                                       scales, levels)
+        world.quaternions[rows, columns] = turns.transpose(2, 1, 0)
+        world.positions[rows, columns] = places.transpose(2, 1, 0)
         if grown is not None:
-            world.scales[rows] = grown.T
+            world.scales[rows, columns] = grown.T
 
     starts = range(0, frames, FRAMES_PER_BLOCK)
     threads = usable_threads(4)
@@ -180,24 +187,16 @@ def world_transforms(parents: list[int], local_rotations: FloatArray, local_tran
     return world
 
 
-def _part_of_world(parents: list[int], local_rotations: FloatArray, local_translations: FloatArray,
-                   local_scales: FloatArray | None, only: Sequence[int]) -> World:
-    """:func:`world_transforms` of the joints ``only`` and their ancestors, the others NaN."""
+def _with_ancestors(parents: list[int], only: Sequence[int]) -> tuple[NDArray[np.int64], list[int]]:
+    """The joints ``only`` and their ancestors, in order, and their parents as positions in that list."""
     kept: set[int] = set()
     for joint in only:
         while joint >= 0 and joint not in kept:
             kept.add(joint)
             joint = parents[joint]
-    joints = np.array(sorted(kept), dtype=np.int64)
-    slot = {int(j): n for n, j in enumerate(joints)}
-    part = world_transforms([slot.get(parents[j], -1) for j in joints], local_rotations[:, joints],
-                            local_translations[:, joints], None if local_scales is None else local_scales[:, joints])
-    frames, count = local_rotations.shape[:2]
-    world = World(np.full((frames, count, 4), np.nan), np.full((frames, count, 3), np.nan),
-                  np.full((frames, count), np.nan))
-    world.quaternions[:, joints], world.positions[:, joints], world.scales[:, joints] = (
-        part.quaternions, part.positions, part.scales)
-    return world
+    joints = sorted(kept)
+    slot = {joint: position for position, joint in enumerate(joints)}
+    return np.array(joints, dtype=np.int64), [slot.get(parents[joint], -1) for joint in joints]
 
 
 def rest_pose(skeleton: Skeleton) -> tuple[FloatArray, FloatArray]:

@@ -29,7 +29,7 @@ class ImportSettings:
 
     conversion: np.ndarray  # file axes -> Blender axes (3x3)
     scale: float = 1.0
-    unit: str = "AUTO"  # a Unit option (conversion.UNIT_ITEMS)
+    unit: str = "FILE"  # an import's Unit option (conversion.IMPORT_UNIT_ITEMS): AUTO and FILE take the clip's
     frame_start: int = 1
     fps_mode: str = "KEYS"
     update_scene_range: bool = False
@@ -39,8 +39,9 @@ class ImportSettings:
     custom_unit: float = 1.0  # metres per file unit when ``unit`` is CUSTOM
 
     def file_unit(self, clip: Clip) -> float | None:
-        """One file unit in metres as this import reads it: the preset, else the file's own (or none)."""
-        return clip.unit_in_metres if self.unit == "AUTO" else unit_in_metres(self.unit, self.custom_unit)
+        """One file unit in metres as this import reads it: the preset, else the clip's (Auto: the clip
+        read in its guessed unit, ``core.body.stature.in_unit``), or none."""
+        return clip.unit_in_metres if self.unit in ("AUTO", "FILE") else unit_in_metres(self.unit, self.custom_unit)
 
     def metres_per_unit(self, clip: Clip) -> float:
         """Blender units per file unit: the preset, or the file's own unit (else 1), times the scale."""

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import bpy
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 
-from ..bridge.conversion import DEFAULT_AXES, UNIT_ITEMS, conversion_matrix
+from ..bridge.conversion import DEFAULT_AXES, IMPORT_UNIT_ITEMS, UNIT_ITEMS, conversion_matrix
 from ..bridge.progress import Progress
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ class MocapImportBase(bpy.types.Operator, ImportHelper):
     directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
     scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0,
                          description="Multiply every length by this, after the unit")
-    unit: EnumProperty(name="Unit", items=UNIT_ITEMS, default="AUTO", description="Length of one file unit")
+    unit: EnumProperty(name="Unit", items=IMPORT_UNIT_ITEMS, default="AUTO", description="Length of one file unit")
     custom_unit: FloatProperty(name="Metres per Unit", default=1.0, min=1e-9, max=1e9, precision=6,
                                description="Length of one file unit in metres, with the Unit 'Metres per Unit' "
                                            "(0.0254 / 0.45 = 0.056444 for CMU's lengths)")
@@ -155,6 +155,7 @@ class MocapImportBase(bpy.types.Operator, ImportHelper):
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         from ...core import MocapFormatError, load
+        from ...core.body.stature import with_guessed_unit
         from ...core.formats import FORMATS as CORE_FORMATS
         from ...core.formats import files_to_read, format_of
         from ..bridge.clip_to_armature import ImportSettings, import_clip
@@ -179,6 +180,8 @@ class MocapImportBase(bpy.types.Operator, ImportHelper):
                     if skeleton is not None:
                         options.setdefault("skeleton", skeleton)
                     clip = load(path, **options)
+                    if self.unit == "AUTO":
+                        clip = with_guessed_unit(clip)
                     forward, up = self.axis_forward, self.axis_up
                     if self.use_file_up_axis and CORE_FORMATS[extension].up_axis_known:
                         forward, up = file_axes(forward, up, clip.up_axis)

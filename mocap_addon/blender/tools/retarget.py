@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import bpy
 from bpy.props import BoolProperty, PointerProperty, StringProperty
 
-from ...core.options import BONE_LENGTHS, CANONICAL_FEET, CANONICAL_METHOD, FEET, HIPS_TRAVEL
+from ...core.options import BONE_LENGTHS, CANONICAL_FEET, CANONICAL_METHOD, FEET, HIPS_TRAVEL, RIG_CONTROLS
 from ..bridge.armature import is_armature, named_or_selected
 from ..bridge.bone_mapping import armature_mapping
 from ..bridge.choices import chosen, enum_property
@@ -32,10 +32,12 @@ if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
 
 class _RootOption:
-    """How a retarget moves the hips and the feet (the retarget operator's and the panel's)."""
+    """How a retarget moves the hips and the feet, and what it keys on a control rig (the retarget operator's
+    and the panel's)."""
 
     root: enum_property(HIPS_TRAVEL)
     feet: enum_property(FEET)
+    controls: enum_property(RIG_CONTROLS)
 
 
 class _CanonicalOptions:
@@ -57,8 +59,13 @@ class MOCAP_OT_retarget(_RootOption, FrameRange, bpy.types.Operator):
                            description="Armature whose action is read (empty: the other selected armature)")
     target: StringProperty(name="Target", options={"SKIP_SAVE"},
                            description="Armature that gets the new action (empty: the active armature)")
+    control_mapping: StringProperty(name="Control Mapping", subtype="FILE_PATH", options={"SKIP_SAVE"},
+                                    description="A JSON file naming each deform bone's control bones, kept on the "
+                                                "target (empty: the target's kept one; Rigify's for a generated "
+                                                "Rigify rig)")
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
+        from ..bridge.control_rig import check_controls, control_rig, key_controls, load_controls, store_controls
         from ..bridge.rollback import nothing_left_behind
         from ..bridge.write_rig import write_pose
 
@@ -77,19 +84,31 @@ class MOCAP_OT_retarget(_RootOption, FrameRange, bpy.types.Operator):
             self.report({"ERROR"}, f"Retarget: {source.name} has no action")
             return {"CANCELLED"}
         try:
+            keys = chosen(RIG_CONTROLS, self.controls)
+            rig = None if keys == "bones" else (
+                load_controls(self.control_mapping) if self.control_mapping else control_rig(target, keys == "ik"))
+            if rig is not None:
+                check_controls(target, rig)
             with Progress(context) as progress:
-                result = retargeted(source, target, chosen(HIPS_TRAVEL, self.root), chosen(FEET, self.feet), self)
+                result = retargeted(source, target, chosen(HIPS_TRAVEL, self.root), chosen(FEET, self.feet), self,
+                                    rig)
                 progress.update(0.5)
+                name = f"{source_action.name} on {target.name}"
                 with nothing_left_behind():
-                    action = write_pose(target, result, name=f"{source_action.name} on {target.name}",
-                                        progress=progress.part(0.5, 1.0))
+                    if rig is None:
+                        action = write_pose(target, result, name=name, progress=progress.part(0.5, 1.0))
+                    else:
+                        action = key_controls(target, rig, result, name=name)
+                        if self.control_mapping:
+                            store_controls(target, rig)
         except ValueError as error:
             self.report({"ERROR"}, f"Retarget failed: {error}")
             return {"CANCELLED"}
         for warning in result.metadata.get("warnings", []):
             self.report({"WARNING"}, f"Retarget: {warning}")
-        self.report({"INFO"}, f"Retargeted {source.name} onto {target.name}: {action.name}, {result.frame_count} "
-                              f"frames in {time.perf_counter() - started:.2f} s")
+        keyed = "" if rig is None else f" (controls of {rig.name})"
+        self.report({"INFO"}, f"Retargeted {source.name} onto {target.name}{keyed}: {action.name}, "
+                              f"{result.frame_count} frames in {time.perf_counter() - started:.2f} s")
         return {"FINISHED"}
 
 
@@ -192,14 +211,14 @@ class VIEW3D_PT_mocap_retarget(SidebarPanel):
         column = layout.column(align=True)
         column.prop(settings, "source")
         column.prop(settings, "target")
-        for name in ("root", "feet", *FrameRange.__annotations__):
+        for name in ("root", "feet", "controls", *FrameRange.__annotations__):
             column.prop(settings, name)
         row = layout.row()
         row.enabled = settings.source is not None and settings.target is not None
         operator = row.operator(MOCAP_OT_retarget.bl_idname, icon="ARMATURE_DATA")
         operator.source = settings.source.name if settings.source else ""
         operator.target = settings.target.name if settings.target else ""
-        for name in ("root", "feet", *FrameRange.__annotations__):
+        for name in ("root", "feet", "controls", *FrameRange.__annotations__):
             setattr(operator, name, getattr(settings, name))
         obj = context.active_object
         if obj is None or obj.type != "ARMATURE":

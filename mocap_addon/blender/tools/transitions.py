@@ -10,10 +10,11 @@ each frame (the thesis's graph, in the Graph Editor).  The graph is kept in the 
 armature name and frame count, and is refused when they changed).  The panel lists the transitions from
 the current frame of the active clip: ``mocap.preview_transition`` jumps the view to one,
 ``mocap.take_transition`` takes it into the walk being made (a new action on the target rig each time),
-``mocap.synthesize`` walks the graph at random, ``mocap.synthesize_along`` along a Curve object (its evaluated
-points on the floor, ``core.transitions.follow``), and ``mocap.prune_walk`` cuts the stretch between two
-transitions out of such an action and joins the rest through the graph (``core.transitions.prune``).  Every
-operator computes first and creates data last; a failure leaves ``bpy.data`` as it was.
+``mocap.synthesize`` walks the graph at random (with Frame Range: only the frames every clip shows from Start to
+End), ``mocap.synthesize_along`` along a Curve object (its evaluated points on the floor,
+``core.transitions.follow``), and ``mocap.prune_walk`` cuts the stretch between two transitions out of such an
+action and joins the rest through the graph (``core.transitions.prune``).  Every operator computes first and
+creates data last; a failure leaves ``bpy.data`` as it was.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from bpy.props import BoolProperty, FloatProperty, IntProperty, PointerProperty,
 from ..bridge.armature import armature_data, armature_named, is_armature, make_active
 from ..bridge.compat import add_properties, assign_action, id_property, remove_properties, run_time_property
 from ..bridge.conversion import scene_fps
+from ..bridge.frame_range import FrameRange
 from ..bridge.graph_store import store_graph, stored_graph, stored_token
 from ..bridge.progress import Progress
 from ..bridge.read_rig import action_frame_time, action_frames, armature_action, keyed_curve
@@ -81,6 +83,14 @@ class Library:
         """The clip of graph ``frame`` and the Blender frame that shows it."""
         clip, local = self.graph.local_frame(frame)
         return clip, self.firsts[clip] + local * self.rates[clip] / self.graph.fps
+
+    def shown_within(self, first: int, last: int) -> np.ndarray:
+        """Which graph frames are shown at Blender frames ``first`` to ``last`` of their clip's action."""
+        frames = np.arange(self.graph.frame_count)
+        clip = self.graph.clip_of(frames)
+        shown = np.asarray(self.firsts)[clip] + (frames - self.graph.offsets[clip]) * np.asarray(self.rates)[clip] \
+            / self.graph.fps
+        return np.asarray((shown >= first - 1e-6) & (shown <= last + 1e-6))
 
     def clips(self) -> list[Pose]:
         """Each clip's action on the canonical skeleton, read again (a graph holds no motion)."""
@@ -478,7 +488,7 @@ class MOCAP_OT_take_transition(_WithGraph, bpy.types.Operator):
         return {"FINISHED"}
 
 
-class MOCAP_OT_synthesize(_WithGraph, _WalkSettings, bpy.types.Operator):
+class MOCAP_OT_synthesize(_WithGraph, _WalkSettings, FrameRange, bpy.types.Operator):
     """Walk the motion graph at random from the active clip's current frame and put the new motion on the
     target rig (retargeted through the canonical skeleton) as a new action, with markers at transitions"""
 
@@ -493,12 +503,14 @@ class MOCAP_OT_synthesize(_WithGraph, _WalkSettings, bpy.types.Operator):
         scene = _scene(context)
         lib = library(scene)
         assert lib is not None, "poll: a graph"
-        graph = lib.graph
         clip = lib.clip_index(context.active_object)
         start = None if clip is None else lib.global_frame(clip, scene.frame_current)
-        if start is None or not graph.alive[start:int(graph.clip_ends[graph.clip_of(start)])].any():
-            start = int(np.argmax(graph.alive))  # the first frame of the kept part
         try:
+            graph = lib.graph.within(lib.shown_within(self.frame_start, self.frame_end)) if self.use_frame_range \
+                else lib.graph
+            if start is None or not graph.alive[start:int(graph.clip_ends[graph.clip_of(start)])].any() or (
+                    self.use_frame_range and not graph.alive[start]):
+                start = int(np.argmax(graph.alive))  # the first frame of the kept part (in the range)
             rig = _target_rig(context)
             motion = synthesize(graph, lib.clips(), frames=self.frames, start=start, seed=self.seed,
                                 blend_frames=self.blend_frames)
@@ -646,7 +658,7 @@ class MOCAP_OT_prune_walk(_WithGraph, bpy.types.Operator):
         return {"FINISHED"}
 
 
-class MocapGraphSettings(_BuildSettings, _WalkSettings, bpy.types.PropertyGroup):
+class MocapGraphSettings(_BuildSettings, _WalkSettings, FrameRange, bpy.types.PropertyGroup):
     """The Transitions panel's inputs (on the scene)."""
 
     target: PointerProperty(type=bpy.types.Object, name="Target Rig", poll=is_armature,
@@ -691,8 +703,12 @@ class VIEW3D_PT_mocap_transitions(SidebarPanel):
         row = box.row(align=True)
         row.prop(settings, "frames")
         row.prop(settings, "seed")
+        row = box.row(align=True)
+        for name in FrameRange.__annotations__:
+            row.prop(settings, name)
         operator = box.operator(MOCAP_OT_synthesize.bl_idname, icon="PLAY")
-        operator.frames, operator.seed, operator.blend_frames = settings.frames, settings.seed, settings.blend_frames
+        for name in ("frames", "seed", "blend_frames", *FrameRange.__annotations__):
+            setattr(operator, name, getattr(settings, name))
         box.prop(settings, "curve")
         row = box.row(align=True)
         along = row.operator(MOCAP_OT_synthesize_along.bl_idname, icon="CURVE_PATH")

@@ -24,11 +24,12 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..body.stature import in_unit
 from ..errors import MocapFormatError
 from ..formats import load, save
 from ..model import Clip
+from ..options import AUTO_UNIT
 from ..reduce import played_back, reduce_keys
-from ..units import UNITS_IN_METRES
 from .manifest import fingerprint
 from .plan import Job
 
@@ -43,7 +44,7 @@ class Settings:
     retarget_onto: str | None = None  # a file whose skeleton every take is retargeted onto
     feet: str | None = None  # "planted" or "free", for the canonical conversion and retargeting
     reduce: float | None = None  # key reduction tolerance (a fraction of the figure's height)
-    unit: str | None = None  # the input's unit where files state none (``convert --unit``)
+    unit: str = AUTO_UNIT  # the input's unit (``options.READ_UNIT``, as ``convert --unit``)
     precision: int = 6  # decimals written
 
     def identity(self) -> dict[str, Any]:
@@ -165,7 +166,7 @@ def _convert_into(outcome: Outcome, job: Job, settings: Settings, staging: str, 
     """Convert one take, filling ``outcome`` as it goes (raises on failure)."""
     outcome.source = fingerprint(job.source)
     outcome.skeleton = fingerprint(job.skeleton) if job.skeleton else None
-    clip = load(job.source, skeleton=job.skeleton) if job.skeleton else load(job.source)
+    clip = in_unit(load(job.source, skeleton=job.skeleton) if job.skeleton else load(job.source), settings.unit)
     outcome.frames, outcome.joints, outcome.fps = clip.frame_count, clip.skeleton.joint_count, clip.fps
     outcome.warnings = [str(w) for w in clip.metadata.get("warnings", [])]
     result, outcome.reduction = transform(clip, settings)
@@ -180,9 +181,8 @@ def _convert_into(outcome: Outcome, job: Job, settings: Settings, staging: str, 
 
 
 def transform(clip: Clip, settings: Settings) -> tuple[Clip, dict[str, float] | None]:
-    """The clip a take's output holds, and what key reduction kept and measured (if asked)."""
-    if settings.unit:
-        clip.unit_in_metres = UNITS_IN_METRES[settings.unit]
+    """The clip a take's output holds (``clip`` read in the settings' unit), and what key reduction kept and
+    measured (if asked)."""
     feet: dict[str, Any] = {"feet": settings.feet} if settings.feet else {}  # only when asked for
     if settings.canonical or settings.retarget_onto:
         from ..retarget.transfer import retarget, to_canonical

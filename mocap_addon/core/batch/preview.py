@@ -131,7 +131,8 @@ def sheet_image(clip: Clip, title: str | None = None, body: StickFigures | None 
 
 def _colours(sides: list[str | None]) -> np.ndarray:
     """Each bone's colour by its side."""
-    return np.array([rgb(COLOURS[side]) for side in sides], dtype=np.float32).reshape(-1, 3)
+    by_side = {side: rgb(colour) for side, colour in COLOURS.items()}
+    return np.array([by_side[side] for side in sides], dtype=np.float32).reshape(-1, 3)
 
 
 def caption(clip: Clip) -> str:

@@ -29,8 +29,8 @@ STAGING = ".staging"  # in the output folder: files of takes being written (clea
 PREVIEWS = "previews"  # in the output folder: one contact sheet per take
 REPORT_NAME = "report.jsonl"
 _CORE = __package__.rpartition(".")[0]
-PREVIEW_MODULES = (f"{_CORE}.preview", f"{_CORE}.naming", "matplotlib.figure",
-                   "matplotlib.backends.backend_agg")  # imported once, before the workers start
+PREVIEW_MODULES = (f"{_CORE}.batch.preview", f"{_CORE}.naming",
+                   "matplotlib.ft2font")  # imported once, before the workers start (the font renderer)
 
 Line = dict[str, Any]
 

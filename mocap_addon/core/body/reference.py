@@ -50,7 +50,7 @@ class ReferenceBody:
     """The canonical T-pose in metres: joint origins, leaf bone ends and multi-child bone directions, and
     the anatomy that fixes each bone's twist (``hinges``: name -> upper, middle, lower joint; ``lines``:
     name -> from, to; ``twists``: joint -> the hinge or line measured in its frame and the canonical axis
-    it lies along)."""
+    it lies along), and its stature."""
 
     joints: dict[str, FloatArray]
     ends: dict[str, FloatArray]
@@ -58,6 +58,7 @@ class ReferenceBody:
     hinges: dict[str, tuple[str, ...]]
     lines: dict[str, tuple[str, ...]]
     twists: dict[str, tuple[str, FloatArray]]
+    stature: float  # metres, crown of the head to the floor
 
     def leg_length(self) -> float:
         points = [self.joints[f"{joint}_{side}"] for side in "lr" for joint in LEG_JOINTS]
@@ -92,7 +93,7 @@ def reference_body() -> ReferenceBody:
         if other_side(name) != name:
             twists[other_side(name)] = (other_side(measure), np.array(axis, dtype=np.float64) * [1.0, -1.0, -1.0])
     return ReferenceBody(both_sides(data["joints"]), both_sides(data["ends"]), mirrored(data["bone_toward"]),
-                         mirrored(anatomy["hinges"]), mirrored(anatomy["lines"]), twists)
+                         mirrored(anatomy["hinges"]), mirrored(anatomy["lines"]), twists, stature)
 
 
 def canonical_skeleton(joints: dict[str, FloatArray], ends: dict[str, FloatArray]) -> Skeleton:

@@ -36,7 +36,7 @@ def add_batch_command(commands: Any) -> None:
     add_choice(batch, FEET, default=None, help="with --canonical or --retarget-onto (default: each one's own)")
     add_reduce_option(batch, help="write what an import with Reduce Keys at TOLERANCE (of the figure's height) "
                                   "plays back; the report gives the keys kept and the worst error")
-    add_unit(batch, "length of one input unit, for files that state none (BVH), as convert --unit")
+    add_unit(batch, "length of one input unit, as convert --unit")
     batch.add_argument("--jobs", type=numbers.workers, default=None,
                        help=f"worker processes (default: the machine's cores, {machine_cores()} here)")
     batch.add_argument("--scheduler", metavar="local|ADDRESS",

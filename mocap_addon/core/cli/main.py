@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from ..body.stature import in_unit
 from ..errors import MissingDependency, MocapFormatError
 from ..formats import format_of, load, save, unit_note
 from ..model import Clip, rotation_order
@@ -18,7 +19,6 @@ from ..options import ALIGNMENT, BONE_LENGTHS, CANONICAL_FEET, CANONICAL_METHOD,
 from ..pose import Motion
 from ..reduce import DEFAULT_TOLERANCE, reduce_keys
 from ..transitions.graph_file import GraphFileError
-from ..units import UNITS_IN_METRES
 from . import graph as graph_commands
 from . import numbers
 from .batch import add_batch_command, batch_command
@@ -79,16 +79,18 @@ def _add_convert(commands: Commands) -> None:
     convert.add_argument("input")
     convert.add_argument("output")
     add_precision(convert)
-    add_unit(convert, "length of one input unit, for files that state none (BVH) or state it wrongly")
+    add_unit(convert, "length of one input unit")
     convert.set_defaults(run=_convert)
 
 
 def _convert(args: argparse.Namespace) -> None:
-    clip = load(args.input)
-    if args.unit:
-        clip.unit_in_metres = UNITS_IN_METRES[args.unit]
+    clip = in_unit(load(args.input), args.unit)
     save(clip, args.output, precision=args.precision)
     print(f"{args.input} -> {args.output}: {clip.skeleton.joint_count} joints, {clip.frame_count} frames")
+    for warning in clip.metadata.get("warnings", []):
+        print(f"warning: {warning}", file=sys.stderr)
+    for said in clip.metadata.get("notes", []):
+        print(f"note: {said}")
     note = unit_note(clip, format_of(args.output))
     if note:
         print(f"unit: {note}")

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..options import Choice
-from ..units import UNIT_CHOICES
+from ..options import READ_UNIT, Choice
 from . import numbers
 
 PRECISION = 6  # decimals a written file keeps unless told
@@ -28,5 +27,5 @@ def add_precision(parser: argparse.ArgumentParser) -> None:
 
 
 def add_unit(parser: argparse.ArgumentParser, help: str) -> None:
-    """``--unit`` offering the core's unit choices, no default (the file's own unit)."""
-    parser.add_argument("--unit", choices=tuple(UNIT_CHOICES), help=help)
+    """``--unit`` offering the core's unit choices (:data:`..options.READ_UNIT`, default auto)."""
+    add_choice(parser, READ_UNIT, help=help)

@@ -6,7 +6,9 @@ the lowest point of each of the result's feet (heel, ball, toe tip of
 floor, in leg lengths; each stance's knee flexion at its middle frame against
 the source's; frames with a knee straighter than :data:`STRAIGHT` degrees; and
 frames where a limb bone turns more than :data:`SPIN` degrees while the source's
-turns less than :data:`CALM` (a spin).
+turns less than :data:`CALM` (a spin), bone by bone; and how far each forearm and
+hand is twisted about its own bone from where the source's rotation would put it
+(what a joint of fewer channels could not hold).
 """
 
 from __future__ import annotations
@@ -23,14 +25,16 @@ from ..body.soles import feet_points, lowest
 from ..kinematics import forward_kinematics
 from ..model import Clip, Skeleton
 from ..pose import Pose
-from ..rotations import FloatArray
+from ..rotations import FloatArray, matrix_to_quaternion
 from ..transforms import World
-from .transfer import Figure, figure
+from ..vectors import unit
+from .transfer import Figure, figure, paired_joints
 
 STRAIGHT = 3.0  # degrees of knee flexion under which a knee is straight
 SPIN = 60.0  # degrees a limb bone turns in one frame to spin...
 CALM = 20.0  # ...while the source's turns less than this
-LIMBS = ("upper_arm", "lower_arm", "hand", "upper_leg", "lower_leg", "foot")
+LIMBS = ("clavicle", "upper_arm", "lower_arm", "hand", "upper_leg", "lower_leg", "foot")
+TWISTED = ("upper_arm", "lower_arm", "hand")  # bones whose twist against the source's is measured
 
 
 @dataclass
@@ -46,10 +50,17 @@ class Judgement:
     source_knees: FloatArray  # (F, 2)
     stances: list[tuple[int, int]]  # (middle frame, side) of each stance inside the take
     spins: int  # frames in which some limb spins
+    limb_spins: dict[str, int]  # canonical limb -> frames in which it spins
+    twists: dict[str, FloatArray]  # canonical arm bone -> (F,) its turn about itself against the source's
+    arm_turns: dict[str, FloatArray]  # canonical arm bone -> (F,) its whole turn against the source's
 
     def on_floor(self, within: float = 0.015) -> float:
         """Share of contact frames with the lowest foot point within ``within`` of the floor."""
         return float(np.mean(np.abs(self.soles[self.planted]) <= within)) if self.planted.any() else 1.0
+
+    def highest(self) -> float:
+        """The lowest foot point's greatest height over contact frames (a foot hovering while it should stand)."""
+        return float(self.soles[self.planted].max()) if self.planted.any() else 0.0
 
     def deepest(self) -> float:
         """The lowest foot point's lowest height over contact frames (negative: under the floor)."""
@@ -79,11 +90,12 @@ def judge(source: Clip | Pose, target: Clip | Pose | Skeleton, result: Clip | Po
     knees, source_knees = _flexion(world, target_figure), _flexion(source_world, source_figure)
     limbs = [f"{limb}_{side}" for limb in LIMBS for side in "lr"
              if f"{limb}_{side}" in target_figure.canonical and f"{limb}_{side}" in source_figure.canonical]
-    turned = _turns(world, target_figure, limbs)
-    spins = int(((turned > SPIN) & (_turns(source_world, source_figure, limbs) < CALM)).any(axis=1).sum())
+    spun = (_turns(world, target_figure, limbs) > SPIN) & (_turns(source_world, source_figure, limbs) < CALM)
     planted = contacts.planted
     return Judgement(result.frame_count, int(planted.sum()), soles, source_soles, planted, knees, source_knees,
-                     _stances(planted), spins)
+                     _stances(planted), int(spun.any(axis=1).sum()),
+                     {limb: int(spun[:, k].sum()) for k, limb in enumerate(limbs)},
+                     *_arm_errors(world, source_world, target_figure, source_figure))
 
 
 def _names(figure: Figure) -> dict[str, str | None]:
@@ -114,6 +126,34 @@ def _turns(world: World, figure: Figure, limbs: list[str]) -> FloatArray:
     step = np.swapaxes(rotations[:-1], -1, -2) @ rotations[1:]
     cosine = (np.trace(step, axis1=-2, axis2=-1) - 1.0) / 2.0
     return np.asarray(np.degrees(np.arccos(np.clip(cosine, -1.0, 1.0))))
+
+
+def _arm_errors(world: World, source_world: World, target: Figure,
+                source: Figure) -> tuple[dict[str, FloatArray], dict[str, FloatArray]]:
+    """How far ``(F,)`` (degrees) each arm bone of the result is turned about itself, and turned at all, from
+    the world rotation the source's bone gives it (the retarget's mapping of reference poses and axes, see
+    :mod:`.transfer`).  A bone is the segment reaching the next mapped joint: its last joint's frame,
+    placed from the mapped joint by the reference pose (or following its own partner where paired by name)."""
+    world_change = target.world.T @ source.world
+    body_change = source.body.T @ target.body
+    pairs = paired_joints(source, target)
+    twists, turns = {}, {}
+    for limb in (f"{bone}_{side}" for bone in TWISTED for side in "lr"):
+        joint, partner = target.canonical.get(limb), source.canonical.get(limb)
+        if joint is None or partner is None or joint not in target.ends:
+            continue
+        end = target.ends[joint]
+        last = target.skeleton.parents[end]
+        if last in pairs:  # paired by name: it follows its own partner
+            partner = pairs[last]
+        right = source.reference[partner].T @ body_change @ target.reference[last]
+        expected = world_change @ source_world.rotations[:, partner] @ right
+        off = matrix_to_quaternion(np.swapaxes(expected, -1, -2) @ world.rotations[:, last])
+        bone = target.rest_rotations[last].T @ (target.rest_positions[end] - target.rest_positions[last])
+        sign = np.where(off[:, 0] < 0, -1.0, 1.0)  # q and -q are one rotation
+        twists[limb] = np.degrees(2.0 * np.arctan2(sign * (off[:, 1:] @ unit(bone)), sign * off[:, 0]))
+        turns[limb] = np.degrees(2.0 * np.arccos(np.clip(np.abs(off[:, 0]), 0.0, 1.0)))
+    return twists, turns
 
 
 def _stances(planted: NDArray[np.bool_]) -> list[tuple[int, int]]:

@@ -49,6 +49,7 @@ from ..pose import Motion, Pose, as_pose, like
 from ..rotations import FloatArray, axis_matrices, euler_to_matrix
 from ..transforms import World, compose
 from ..vectors import dot, unit
+from .continuity import continued, largest_steps
 from .root_motion import ROOT_MOTION, move_root
 
 REQUIRED = ("hips", "upper_leg_l", "lower_leg_l", "foot_l", "upper_leg_r", "lower_leg_r", "foot_r")
@@ -58,6 +59,8 @@ STILL = 5.0  # degrees: a joint turning less than this over a take does not move
 TURN_COST = 0.3  # radians of a hinge's miss worth one radian less turn (see _best)
 LARGEST_MISS = 0.1  # radians: a hinge misses by more than the best candidate only up to this
 JUMP = 0.5  # a held rotation changing by more than this (largest matrix element) in one frame has jumped
+ROLLS = 3
+ROLL_ALONG = 0.4  # a one-channel joint rolls its child about the child's bone where their axes are this aligned
 JUMP_SLACK = 0.05  # how much more a candidate nearer the previous frame may cost (radians of miss)
 
 
@@ -535,7 +538,7 @@ def _path(parents: list[int], start: int, stop: int) -> list[int]:
     return path[::-1]
 
 
-def _pairs(source: Figure, target: Figure) -> dict[int, int]:
+def paired_joints(source: Figure, target: Figure) -> dict[int, int]:
     """Target joint -> source joint: same canonical joint, or same name where neither is mapped."""
     pairs = {joint: source.canonical[c] for c, joint in target.canonical.items() if c in source.canonical}
     source_mapped, target_mapped = source.paired(), target.paired()
@@ -619,7 +622,7 @@ def _transfer(motion: Pose, source: Figure, target: Figure, root: str, unit: flo
     HIPS_TRAVEL.check(root)
     skeleton = target.skeleton
     parents = skeleton.parents
-    pairs = _pairs(source, target)
+    pairs = paired_joints(source, target)
     world_change = rotations.matrix_to_quaternion(target.world.T @ source.world)
     body_change = source.body.T @ target.body
     reference_local = _local(target.reference, parents)
@@ -641,41 +644,80 @@ def _transfer(motion: Pose, source: Figure, target: Figure, root: str, unit: flo
     world: dict[int, _Linked | FloatArray] = {}  # quaternions (F, 4), or (1, 4) when constant
     local: dict[int, FloatArray] = {}
     solved = set()  # joints whose world rotation came from a matrix (its sign not continuous)
+    shortfall: dict[int, FloatArray] = {}  # joint of fewer channels -> the world rotations it was to hold
+    first_child = {parent: joint for joint, parent in reversed(list(enumerate(parents)))}
+
+    def world_of(joint: int) -> FloatArray:
+        return rotations.quaternion_to_matrix(evaluated(world[joint]))
+
     for joint, parent in enumerate(parents):
         rest = skeleton.rest_rotations[joint]
         order = order_of(skeleton.channels[joint])
-        if joint not in pairs:
+        if joint in pairs:
+            if len(order) == 3 and joint not in hinge_of:
+                world[joint] = linked(joint)
+                continue
+            desired = rotations.quaternion_to_matrix(evaluated(linked(joint)))
+        elif parent in shortfall and order:  # takes what its parent's channels could not hold
+            desired = shortfall[parent] @ reference_local[joint]
+        else:
             local[joint] = rotations.matrix_to_quaternion(_unpaired(skeleton, joint, reference_local, bone))[None]
             world[joint] = local[joint] if parent < 0 else _then(world[parent], local[joint])
             continue
-        if len(order) == 3 and joint not in hinge_of:
-            world[joint] = linked(joint)
-            continue
-        desired = rotations.quaternion_to_matrix(evaluated(linked(joint)))
-        base = rest if parent < 0 else rotations.quaternion_to_matrix(evaluated(world[parent])) @ rest
+        base = rest if parent < 0 else world_of(parent) @ rest
         if len(order) == 3:
             held = desired
         elif not order:
             held = np.broadcast_to(base, desired.shape)
         else:
-            held = base @ _held(skeleton.channels[joint], np.swapaxes(base, -1, -2) @ desired, bone.get(joint))
+            steps = largest_steps(desired)
+            held = base @ _held(skeleton.channels[joint], np.swapaxes(base, -1, -2) @ desired, bone.get(joint), steps)
+            if (joint not in pairs and joint == first_child[parent] and joint in bone
+                    and len(order_of(skeleton.channels[parent])) == 1):
+                rolled, held = _rolled(world_of(parent), skeleton.channels[parent], rest, skeleton.channels[joint],
+                                       desired, bone[joint], steps)
+                world[parent] = rotations.matrix_to_quaternion(rolled)
         if joint in hinge_of:
             child = hinge_of[joint]
             held = _twist_for_hinge(held, skeleton, target, child,
                                     rotations.quaternion_to_matrix(evaluated(linked(child))), bone[child])
         world[joint] = rotations.matrix_to_quaternion(held)
         solved.add(joint)
+        if len(order) < 3:
+            shortfall[joint] = desired
+    return _posed(motion, source, target, root, pairs, _Solved(world, local, solved, reading, evaluated),
+                  unit, up_axis, metadata)
+
+
+@dataclass
+class _Solved:
+    """What :func:`_transfer` solved: each joint's world rotation (:class:`_Linked` or quaternions), the
+    constant local ones, the joints solved as matrices, the source read and how a world rotation evaluates."""
+
+    world: dict[int, _Linked | FloatArray]
+    local: dict[int, FloatArray]
+    solved: set[int]
+    reading: _Source
+    evaluated: Callable[[_Linked | FloatArray], FloatArray]
+
+
+def _posed(motion: Pose, source: Figure, target: Figure, root: str, pairs: dict[int, int], solved: _Solved,
+           unit: float | None, up_axis: str, metadata: dict) -> Pose:
+    """The target's pose from the world rotations :func:`_transfer` solved: local rotations (continuous where
+    solved as matrices) and the placed joints' translations."""
+    skeleton, parents, world, local = target.skeleton, target.skeleton.parents, solved.world, solved.local
     frames = motion.frame_count
     turns = np.empty((frames, skeleton.joint_count, 4))
     for joint, parent in enumerate(parents):
-        if joint in pairs:
-            local[joint] = (evaluated(world[joint]) if parent < 0
-                            else _relative(world[parent], world[joint], reading, evaluated))
+        if joint in pairs or joint in solved.solved:
+            local[joint] = (solved.evaluated(world[joint]) if parent < 0
+                            else _relative(world[parent], world[joint], solved.reading, solved.evaluated))
         turns[:, joint] = local[joint]
-        if joint in solved or parent in solved:
+        if joint in solved.solved or parent in solved.solved:
             turns[:, joint] = rotations.quaternion_continuity(turns[:, joint])
     moves = np.broadcast_to(target.translations, (frames, skeleton.joint_count, 3)).copy()
-    for joint, placed in _placed(reading, source, target, lambda j: evaluated(world[j]), pairs, root).items():
+    for joint, placed in _placed(solved.reading, source, target, lambda j: solved.evaluated(world[j]), pairs,
+                                 root).items():
         moves[:, joint] = placed
     scales = None if np.all(target.scales == 1.0) else np.broadcast_to(target.scales, turns.shape[:2]).copy()
     return Pose(skeleton.copy(), turns, moves, scales, motion.frame_time, motion.start_frame, unit, up_axis,
@@ -742,40 +784,85 @@ def _angle_about(axis: FloatArray, start: FloatArray, toward: FloatArray) -> Flo
     return np.arctan2(dot(axis, np.cross(start, toward)), dot(start, toward))
 
 
-def _held(layout: tuple[str, ...], local: FloatArray, bone: FloatArray | None) -> FloatArray:
+def _held(layout: tuple[str, ...], local: FloatArray, bone: FloatArray | None,
+          steps: FloatArray | None = None) -> FloatArray:
     """The frame rotations ``(F, 3, 3)`` a joint with one or two rotation channels holds for the wanted
     ``local`` ones (relative to its rest rotation).
 
     With a bone, the held rotation points it where ``local`` would (closed
     form, of the candidates the one nearest ``local``); the channels' own
     decomposition is kept where it points the bone as well.  Without a bone,
-    the decomposition the channels would store.
+    the decomposition the channels would store.  The chosen channel angles
+    turn at most :func:`.continuity.largest_steps` per frame (no spins where
+    the wanted direction passes near a channel's axis), or ``steps`` ``(F - 1,)`` radians.
     """
     order = order_of(layout)
     rotation_layout = tuple(c for c in layout if c in ROTATION_CHANNELS)
-    angles = encode_joint(rotation_layout, local)
-    candidates = [euler_to_matrix(np.radians(angles), order)]
-    if bone is not None:
-        axes = np.eye(3)[["XYZ".index(a) for a in order]]
-        direction = bone / np.linalg.norm(bone)
-        goal = local @ direction
-        frames = local.shape[0]
-        if len(order) == 1:
-            angle = _angle_about(np.broadcast_to(axes[0], (frames, 3)), np.broadcast_to(direction, (frames, 3)),
-                                 goal)
-            candidates.append(axis_matrices(order, angle))
-        else:
-            first, second = axes
-            spun = np.broadcast_to(direction, (frames, 3))
-            for inner in _angles_to_reach(np.broadcast_to(second, (frames, 3)), spun,
-                                          np.broadcast_to(first, (frames, 3)), dot(goal, first))[:2]:
-                inner_turn = axis_matrices(order[1], inner)
-                outer = _angle_about(np.broadcast_to(first, (frames, 3)), inner_turn @ direction, goal)
-                candidates.append(axis_matrices(order[0], outer) @ inner_turn)
-        stacked = np.stack(candidates)
-        miss = np.linalg.norm(stacked @ direction - goal, axis=-1)
-        return stacked[_best(miss, np.abs(stacked - local).max(axis=(-2, -1)), stacked), np.arange(frames)]
-    return candidates[0]
+    candidates = [np.radians(encode_joint(rotation_layout, local))]
+    steps = largest_steps(local) if steps is None else steps
+    if bone is None:
+        return euler_to_matrix(continued(candidates[0], steps), order)
+    axes = np.eye(3)[["XYZ".index(a) for a in order]]
+    direction = bone / np.linalg.norm(bone)
+    goal = local @ direction
+    frames = local.shape[0]
+    spun = np.broadcast_to(direction, (frames, 3))
+    if len(order) == 1:
+        candidates.append(_angle_about(np.broadcast_to(axes[0], (frames, 3)), spun, goal)[:, None])
+        candidates.append(_twist(local, axes[0])[:, None])
+    else:
+        first, second = (np.broadcast_to(axis, (frames, 3)) for axis in axes)
+        for inner in _angles_to_reach(second, spun, first, dot(goal, first))[:2]:
+            outer = continued(_angle_about(first, axis_matrices(order[1], inner) @ direction, goal), steps)
+            inner = _angle_about(second, spun, (axis_matrices(order[0], -outer) @ goal[..., None])[..., 0])
+            candidates.append(np.stack([outer, inner], axis=-1))
+    angles = np.stack(candidates)
+    stacked = euler_to_matrix(angles, order)
+    miss = np.linalg.norm(stacked @ direction - goal, axis=-1)
+    chosen = angles[_best(miss, np.abs(stacked - local).max(axis=(-2, -1)), stacked), np.arange(frames)]
+    return euler_to_matrix(continued(chosen, steps), order)
+
+
+def _rolled(parent_world: FloatArray, parent_layout: tuple[str, ...], rest: FloatArray, layout: tuple[str, ...],
+            desired: FloatArray, bone: FloatArray, steps: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """A one-channel parent's world rotations ``(F, 3, 3)`` turned further about its channel's axis, and
+    what its child (of rest rotation ``rest``, holding what the parent could not: ``desired``) then holds,
+    so the child's bone turns about itself as wanted: a forearm roll before a hand.
+
+    Secant steps on the roll where the parent's axis lies along the child's bone
+    (within :data:`ROLL_ALONG`), each kept only in frames it brings nearer: the
+    first a half turn of the lacking twist (the child re-points its bone, so its
+    twist follows the roll about twice as fast), then by the measured slope."""
+    order = order_of(parent_layout)
+    axis, direction = np.eye(3)["XYZ".index(order)], unit(bone)
+
+    def hold(roll: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        parent = parent_world @ axis_matrices(order, roll)
+        base = parent @ rest
+        held = base @ _held(layout, np.swapaxes(base, -1, -2) @ desired, bone, steps)
+        return parent, held, _twist(np.swapaxes(held, -1, -2) @ desired, direction)
+
+    roll = np.zeros(len(desired))
+    parent, held, lacking = hold(roll)
+    along = dot(parent @ axis, held @ direction)
+    slope = np.where(np.abs(along) >= ROLL_ALONG, 2.0 * along, np.inf)  # lacking twist undone per radian of roll
+    for _ in range(ROLLS):
+        step = lacking / slope
+        parent, held, nearer = hold(roll + step)
+        better = np.abs(nearer) < np.abs(lacking)
+        measured = (lacking - nearer) / np.where(step != 0, step, 1.0)
+        slope = np.where(better & (np.abs(measured) >= ROLL_ALONG), measured, slope)
+        roll, lacking = np.where(better, roll + step, roll), np.where(better, nearer, lacking)
+    parent, held, _ = hold(continued(roll, steps))
+    return parent, held
+
+
+def _twist(turns: FloatArray, axis: FloatArray) -> FloatArray:
+    """The angles ``(F,)`` of the rotations about unit ``axis`` nearest ``turns`` ``(F, 3, 3)`` (their
+    twist about it): what a one-channel joint holds best of a turn it cannot point its bone with."""
+    turns = rotations.matrix_to_quaternion(turns)
+    sign = np.where(turns[:, 0] < 0, -1.0, 1.0)  # q and -q are one rotation
+    return 2.0 * np.arctan2(sign * (turns[:, 1:] @ axis), sign * turns[:, 0])
 
 
 def _best(miss: FloatArray, distance: FloatArray, candidates: FloatArray) -> FloatArray:
@@ -833,11 +920,12 @@ def _twist_for_hinge(parent_world: FloatArray, skeleton: Skeleton, target: Figur
     keep = float(hinge_axis @ hinge_bone / np.linalg.norm(hinge_bone))
     one, other, reachable = _angles_to_reach(spin_axis, current, goal, keep)
     nearest = _angle_about(spin_axis, current, wanted_axis)  # any turn reaches: the bones lie in one line
-    turns = np.stack([np.broadcast_to(np.eye(3), parent_world.shape)] + [
-        _rotations_about(spin_axis, np.where(reachable, angle, nearest)) for angle in (one, other)])
+    angles = np.stack([np.zeros(len(goal))] + [np.where(reachable, angle, nearest) for angle in (one, other)])
+    turns = np.stack([_rotations_about(spin_axis, angle) for angle in angles])
     axes = (turns @ current[..., None])[..., 0]
     choice = _best(np.abs(dot(axes, goal) - keep), np.linalg.norm(axes - wanted_axis, axis=-1), turns)
-    return turns[choice, np.arange(len(choice))] @ parent_world
+    steps = np.maximum(largest_steps(parent_world), largest_steps(hinge_wanted))
+    return _rotations_about(spin_axis, continued(angles[choice, np.arange(len(choice))], steps)) @ parent_world
 
 
 def _placed(reading: _Source, source: Figure, target: Figure, world: Callable[[int], FloatArray],

@@ -22,7 +22,7 @@ import json
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -367,6 +367,30 @@ class MotionGraph:
         write_graph_file(path, meta, {**{name: getattr(self, name) for name in ARRAYS},
                                       "ground": self.features.ground, "height": self.features.height,
                                       **references})
+
+    def within(self, usable: ArrayLike) -> MotionGraph:
+        """The graph over the ``usable`` frames only (a bool per global frame; a walk uses just them): its
+        transitions leave and land on usable kept frames, and its kept part is the largest strongly
+        connected part of those (runs of unusable frames cut the clips), as :func:`build` prunes
+        (``ValueError`` when no usable frame is kept)."""
+        usable = np.asarray(usable, dtype=bool)
+        if usable.shape != self.alive.shape:
+            raise ValueError(f"usable frames: one per graph frame ({self.frame_count}), got {usable.shape}")
+        usable = usable & self.alive
+        keep = usable[self.sources] & usable[self.targets]
+        sources, targets = self.sources[keep], self.targets[keep]
+        alive = usable
+        if self.params["strongly_connected"]:
+            changes = np.flatnonzero(usable[1:] != usable[:-1]) + 1
+            runs = np.unique(np.concatenate([self.offsets, changes]))  # each run of (un)usable frames its own clip
+            alive, kept = _prune_dead_ends(self.frame_count, runs, self.clip_ends, sources, targets,
+                                           gap_frames(self.params["min_gap"], self.fps))
+            alive &= usable
+            keep[keep] = kept
+        if not alive.any():
+            raise ValueError("no frame of the graph's kept part is usable: choose more frames")
+        return replace(self, sources=self.sources[keep], targets=self.targets[keep], costs=self.costs[keep],
+                       probabilities=self.probabilities[keep], alive=alive)
 
     def check_clips(self, clips: Sequence[Clip | Pose]) -> None:
         """Raise ``ValueError`` unless ``clips`` are the graph's clips, in its order: as many, and each
