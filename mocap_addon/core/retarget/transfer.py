@@ -59,8 +59,9 @@ STILL = 5.0  # degrees: a joint turning less than this over a take does not move
 TURN_COST = 0.3  # radians of a hinge's miss worth one radian less turn (see _best)
 LARGEST_MISS = 0.1  # radians: a hinge misses by more than the best candidate only up to this
 JUMP = 0.5  # a held rotation changing by more than this (largest matrix element) in one frame has jumped
-ROLLS = 3
-ROLL_ALONG = 0.4  # a one-channel joint rolls its child about the child's bone where their axes are this aligned
+ROLLS = 3  # secant steps of a one-channel roll for its child's twist (see _rolled)
+ROLL_ALONG = 0.4  # ...taken where the roll's axis and the child's bone are this aligned (cosine)
+ROLL_CLOSE = 1e-3  # radians: a bone twisted this near the wanted needs no further roll
 JUMP_SLACK = 0.05  # how much more a candidate nearer the previous frame may cost (radians of miss)
 
 
@@ -836,23 +837,28 @@ def _rolled(parent_world: FloatArray, parent_layout: tuple[str, ...], rest: Floa
     order = order_of(parent_layout)
     axis, direction = np.eye(3)["XYZ".index(order)], unit(bone)
 
-    def hold(roll: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-        parent = parent_world @ axis_matrices(order, roll)
+    def hold(roll: FloatArray, frames: slice | np.ndarray = slice(None),
+             limits: FloatArray = steps) -> tuple[FloatArray, FloatArray, FloatArray]:
+        parent = parent_world[frames] @ axis_matrices(order, roll)
         base = parent @ rest
-        held = base @ _held(layout, np.swapaxes(base, -1, -2) @ desired, bone, steps)
-        return parent, held, _twist(np.swapaxes(held, -1, -2) @ desired, direction)
+        held = base @ _held(layout, np.swapaxes(base, -1, -2) @ desired[frames], bone, limits)
+        return parent, held, _twist(np.swapaxes(held, -1, -2) @ desired[frames], direction)
 
     roll = np.zeros(len(desired))
     parent, held, lacking = hold(roll)
     along = dot(parent @ axis, held @ direction)
     slope = np.where(np.abs(along) >= ROLL_ALONG, 2.0 * along, np.inf)  # lacking twist undone per radian of roll
-    for _ in range(ROLLS):
-        step = lacking / slope
-        parent, held, nearer = hold(roll + step)
-        better = np.abs(nearer) < np.abs(lacking)
-        measured = (lacking - nearer) / np.where(step != 0, step, 1.0)
-        slope = np.where(better & (np.abs(measured) >= ROLL_ALONG), measured, slope)
-        roll, lacking = np.where(better, roll + step, roll), np.where(better, nearer, lacking)
+    for _ in range(ROLLS):  # trials only in the frames still lacking, each frame alone (no limit on steps)
+        frames = np.flatnonzero((np.abs(lacking) > ROLL_CLOSE) & np.isfinite(slope))
+        if not frames.size:
+            break
+        step = lacking[frames] / slope[frames]
+        nearer = hold(roll[frames] + step, frames, np.full(len(frames) - 1, np.pi))[2]
+        better = np.abs(nearer) < np.abs(lacking[frames])
+        measured = (lacking[frames] - nearer) / np.where(step != 0, step, 1.0)
+        slope[frames] = np.where(better & (np.abs(measured) >= ROLL_ALONG), measured, slope[frames])
+        roll[frames] = np.where(better, roll[frames] + step, roll[frames])
+        lacking[frames] = np.where(better, nearer, lacking[frames])
     parent, held, _ = hold(continued(roll, steps))
     return parent, held
 
