@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from ..kinematics import forward_kinematics
 from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton
 from ..pose import Pose
-from ..rotations import FloatArray, matrix_to_quaternion, quaternion_continuity
+from ..rotations import FloatArray, matrix_to_quaternion, quaternion_continuity, quaternion_to_matrix
 from ..transforms import World
 from ..vectors import dot, turned_about, unit
 from .contacts import Contacts, find_contacts, floor_height, leg_length, sole_points, standing_joints
@@ -41,7 +41,8 @@ SOFTNESS = 0.02  # of the leg's length: how near straight a held leg is eased (s
 MISSED = 1e-3  # leg lengths: an ankle held farther than this from where it should be has missed
 HIPS_EASE = 0.05  # seconds: the standard deviation of the smoothing of the hips' lift between stances
 SWAY = 0.1  # of the leg's length: the farthest the hips move across the floor so both stance knees bend as wanted
-SWAY_EASE = 0.15  # seconds: the standard deviation of the smoothing of that move
+SWAY_EASE = 0.15  # seconds: the standard deviation of the smoothing of that move (and of the pelvis' roll)
+ROLL = 10.0  # degrees: the most the pelvis rolls so two stance legs of the wanted spans reach from one height
 CAP_EASE = 0.02  # seconds: the same for where the legs' reach holds the hips down
 
 
@@ -374,8 +375,9 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     :func:`pinned_ankles`, guided by the source's feet, ``to_target`` turning
     and scaling the source's world into the target's) at the height that puts
     the foot's lowest point on the floor; no foot point goes under the floor
-    at any frame.  The hips are lowered or raised (smoothly) so each stance
-    knee bends as the source's (``gait``), within the legs' reach, and each
+    at any frame.  The hips are lowered or raised (smoothly), moved across the
+    floor and, where both feet stand, the pelvis rolled (the trunk turned back)
+    so each stance knee bends as the source's (``gait``), within the legs' reach, and each
     leg's thigh and shin get new rotations from :func:`two_bone_ik` about the
     knee's own hinge.  ``knee_axes``: ``upper_leg_l`` / ``_r`` -> the knee's
     flexion axis in the thigh's own frame; ``fewer_channels(joint,
@@ -420,16 +422,23 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     lift = _capped_lift(hip_points, targets, weights, reach, wanted, up, result.frame_time)
     _raise(out, hips, lift[:, None] * up + sway, world)
     moved = lifted + lift[:, None] * up + sway
+    hip_points = hip_points + (lift[:, None] * up)[:, None]
+    roll, pivot = _pelvis_roll(hip_points, targets, weights, spans, reach, up, result.frame_time)
+    rolled = _rolled_pelvis(out, hips, [leg.thigh for leg in legs], roll, pivot, positions[:, hips] + moved, world,
+                            fewer_channels)
+    hip_points = np.einsum("fij,fkj->fki", roll, hip_points - pivot[:, None]) + pivot[:, None]
 
     def lifted_world(joint: int) -> tuple[FloatArray, FloatArray]:
-        return world.joint_rotations(joint), positions[:, joint] + moved
+        turns, places = world.joint_rotations(joint), positions[:, joint] + moved
+        if joint not in rolled:
+            return turns, places
+        return roll @ turns, (roll @ (places - pivot)[..., None])[..., 0] + pivot
 
     every = np.arange(result.frame_count)
     toes_written, fewer = _written_toes(skeleton, feet)
     for attempt in range(2 if fewer else 1):
         if attempt:  # what feet of fewer channels hold misses the sole's height: move their ankles by the miss
-            lower = _ankles_by_the_miss(out, feet, stand, targets, weights, hip_points + (lift[:, None] * up)[:, None],
-                                        reach, result.frame_time)
+            lower = _ankles_by_the_miss(out, feet, stand, targets, weights, hip_points, reach, result.frame_time)
             _raise(out, hips, lower[:, None] * up, world)
             moved = moved + lower[:, None] * up
         changed, misses = solve_legs(lifted_world, skeleton.parents, legs, [targets[:, s] for s in range(2)],
@@ -439,6 +448,63 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
                 changed[foot.toes] = every, _transposed(sole.foot) @ sole.toes
         set_local_rotations(out, changed, fewer_channels)
     return out, _planting(shift, down, misses, weights, stand.leg)
+
+
+def _pelvis_roll(hips: FloatArray, ankles: FloatArray, weights: FloatArray, spans: FloatArray, reach: FloatArray,
+                 up: FloatArray, frame_time: float) -> tuple[FloatArray, FloatArray]:
+    """A roll ``(F, 3, 3)`` of the pelvis about a horizontal axis through one hip joint (the pivot ``(F, 3)``)
+    that, where both legs are held (``weights`` 1), raises the other hip joint of ``hips`` ``(F, 2, 3)`` as far
+    above it as its leg's ``spans`` to its ankle target in ``ankles`` want: what no one height of the hips gives
+    (legs of different lengths, feet the sway could not reach).  At most :data:`ROLL`, eased as the sway, and
+    lowered (eased) where a held leg would stretch past its ``reach``."""
+    wanted = _lifts(hips, ankles, spans, up)  # how far each hip joint should rise
+    both = (weights >= 1.0).all(axis=1)
+    rise = _smoothed(np.where(both, wanted[:, 1] - wanted[:, 0], 0.0), SWAY_EASE / frame_time)
+    ceiling = np.where(weights > 0.0, _lifts(hips, ankles, reach, up), np.inf)  # a held leg's farthest
+    right, left = np.maximum(rise, 0.0), np.maximum(-rise, 0.0)  # the right hip joint raised, or the left
+    right = np.maximum(right + _eased_below(np.minimum(ceiling[:, 1] - right, 0.0), CAP_EASE / frame_time), 0.0)
+    left = np.maximum(left + _eased_below(np.minimum(ceiling[:, 0] - left, 0.0), CAP_EASE / frame_time), 0.0)
+    rise = right - left
+    width = hips[:, 1] - hips[:, 0]
+    width = width - (width @ up)[:, None] * up
+    size = np.maximum(np.linalg.norm(width, axis=-1), 1e-12)
+    limit = np.sin(np.radians(ROLL))
+    angle = np.arcsin(np.clip(rise / size, -limit, limit))
+    axis = unit(np.cross(width, up))  # turning by +angle about it raises the right hip joint about the left
+    pivot = np.where((angle >= 0.0)[:, None], hips[:, 0], hips[:, 1])
+    return rotations_about(axis, angle), pivot
+
+
+def _rolled_pelvis(out: Pose, hips: int, thighs: list[int], roll: FloatArray, pivot: FloatArray,
+                   hips_place: FloatArray, world: World, fewer_channels: Callable[[int, FloatArray], FloatArray]
+                   ) -> set[int]:
+    """Turn ``out``'s hips joint by ``roll`` about ``pivot`` (world, in place; ``hips_place`` its world
+    position ``(F, 3)`` now), its children off the legs turned back so the trunk keeps its world rotation.
+    Returns the joints that turn with the pelvis (the hips' and the legs' joints down to the thighs)."""
+    skeleton = out.skeleton
+    below = {j for thigh in thighs for j in skeleton.chain(thigh)}
+    if hips not in below or not np.any(roll != np.eye(3)):
+        return set()
+    hips_turn = world.joint_rotations(hips)
+    parent = skeleton.parents[hips]
+    above = np.eye(3) if parent < 0 else world.joint_rotations(parent)
+    every = np.arange(out.frame_count)
+    changed = {hips: (every, _transposed(above) @ roll @ hips_turn)}
+    back = _transposed(hips_turn) @ _transposed(roll) @ hips_turn
+    for child in (j for j, p in enumerate(skeleton.parents) if p == hips and j not in below):
+        changed[child] = every, back @ quaternion_to_matrix(out.rotations[:, child])
+    set_local_rotations(out, changed, fewer_channels)
+    _raise(out, hips, (roll @ (hips_place - pivot)[..., None])[..., 0] + pivot - hips_place, world)
+    return {j for j in below if hips in skeleton.chain(j)} | _descendants_of(skeleton.parents, thighs)
+
+
+def _descendants_of(parents: list[int], joints: list[int]) -> set[int]:
+    """``joints`` and every joint below them."""
+    out = set(joints)
+    for joint, parent in enumerate(parents):  # parents come before their children
+        if parent in out:
+            out.add(joint)
+    return out
 
 
 def _ankles_by_the_miss(out: Pose, feet: tuple[Foot, Foot], stand: Standing, targets: FloatArray,
