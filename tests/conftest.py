@@ -37,21 +37,22 @@ def corpus_files(folder: str, *patterns: str) -> list[Path]:
     return sorted(found)
 
 
-def corpus_params(folder: str, *patterns: str) -> list:
-    """``pytest.param`` per corpus file, or one skipped param when the corpus is absent."""
+def corpus_params(folder: str, *patterns: str, slow: tuple[str, ...] = ()) -> list:
+    """``pytest.param`` per corpus file (marked ``slow`` where named in ``slow``), or one skipped param when the
+    corpus is absent."""
     files = corpus_files(folder, *patterns)
     if not files:
         return [pytest.param(None, marks=pytest.mark.skip(reason="../shared/corpus is absent"))]
-    return [pytest.param(f, id=f.name) for f in files]
+    return [pytest.param(f, id=f.name, marks=pytest.mark.slow if f.name in slow else ()) for f in files]
 
 
 BVH_CORPUS = [f for f in corpus_files("bvh", "*.bvh") if "JSON_not_bvh" not in f.name]
 
 
-def bvh_corpus_params() -> list:
+def bvh_corpus_params(slow: tuple[str, ...] = ()) -> list:
     if not BVH_CORPUS:
         return [pytest.param(None, marks=pytest.mark.skip(reason="../shared/corpus is absent"))]
-    return [pytest.param(f, id=f.name) for f in BVH_CORPUS]
+    return [pytest.param(f, id=f.name, marks=pytest.mark.slow if f.name in slow else ()) for f in BVH_CORPUS]
 
 
 @pytest.fixture

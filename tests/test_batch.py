@@ -30,6 +30,7 @@ def ours(result: subprocess.CompletedProcess[str]) -> list[str]:
     return [line for line in result.stdout.splitlines() if line.startswith(("OK   ", "FAIL ", "SKIP ", "saved "))]
 
 
+@pytest.mark.slow
 def test_import_to_blend_and_export_back(tmp_path):
     blend = tmp_path / "scene.blend"
     result = batch(str(SAMPLE), str(blend))
@@ -94,6 +95,7 @@ def test_odd_inputs_each_get_one_line_and_the_blend_is_still_saved(blender, tmp_
     np.testing.assert_allclose(exported, world_positions(load(SAMPLE)), atol=5e-3)
 
 
+@pytest.mark.slow
 def test_import_options_match_the_operators(blender, tmp_path):
     lines = SAMPLE.read_text().splitlines()
     motion = lines.index("MOTION")
@@ -132,6 +134,7 @@ def test_bad_arguments_are_one_line_and_exit_code_2(tmp_path, arguments, message
     assert "Traceback" not in result.stderr and not (tmp_path / "out.blend").exists()
 
 
+@pytest.mark.slow
 def test_files_into_a_folder_are_converted_and_exporting_needs_a_readable_blend(tmp_path):
     out = tmp_path / "out"
     result = batch(str(SAMPLE), str(out), "--format", "htr")  # the core's library batch: no Blender
@@ -171,6 +174,7 @@ def test_folders_import_into_a_blend(tmp_path):
     assert batch(str(takes), str(blend)).returncode == 0
 
 
+@pytest.mark.slow
 def test_retarget_onto_a_rig_in_a_blend_uses_its_bone_mapping(blender, tmp_path):
     import mocap_addon
     from tests.test_blender_retarget import build_rig

@@ -564,7 +564,6 @@ def test_a_blend_holds_only_what_the_channels_hold(halves):
     np.testing.assert_array_equal(found.scale_values(), expected.scale_values())
 
 
-@pytest.mark.slow
 def test_a_pose_a_lends_its_first_frame_to_a_retarget():
     """B on another skeleton is retargeted onto A's first frame (bone vectors held in the frames, as in
     Maya's HTR), whether A is a clip or a pose, and whether B is a clip or a pose."""
@@ -597,7 +596,6 @@ def test_bad_options_are_refused(halves):
 
 @settings(max_examples=30, deadline=None)
 @given(st.floats(-0.5, 1.5), st.integers(0, 2**31))
-@pytest.mark.slow
 def test_symmetry_on_random_poses(walk, mix, seed):
     """Any two pose sequences on one skeleton: swapping the clips mirrors the mix."""
     rng = np.random.default_rng(seed)

@@ -19,7 +19,7 @@ def import_ours(bpy, path, **options):
     return bpy.context.object
 
 
-@pytest.mark.parametrize("path", bvh_corpus_params())
+@pytest.mark.parametrize("path", bvh_corpus_params(slow=("fm_cmu_01_01.bvh",)))
 def test_import_matches_blender_importer_at_every_frame(addon, path):
     import addon_utils
 

@@ -13,7 +13,7 @@ from tests.conftest import CORPUS, corpus_params
 pytestmark = pytest.mark.blender
 
 
-@pytest.mark.parametrize("path", corpus_params("htr", "*.htr", "*.HTR"))
+@pytest.mark.parametrize("path", corpus_params("htr", "*.htr", "*.HTR", slow=("gpr450_xbot_samba_mixamo.com.htr",)))
 def test_import_equals_core_at_every_frame_and_round_trips(addon, path, tmp_path):
     clip, _ = check_import_and_round_trip(addon, path, "htr", tmp_path)
     assert clip.unit_in_metres == 0.001  # CalibrationUnits mm, imported as metres

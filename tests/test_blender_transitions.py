@@ -214,6 +214,7 @@ def _curve(bpy, points, name="Path"):
     return obj
 
 
+@pytest.mark.slow
 def test_synthesize_along_walks_the_curve_and_prune_cuts_a_stretch(scene):
     bpy, _ = scene
     unit = 1.0  # the samples' rigs import in metres (Unit Auto reads their centimetres): so is the curve

@@ -126,7 +126,6 @@ def test_a_rerun_does_only_what_is_missing_or_changed(library, tmp_path, capsys)
     assert len((out / "manifest.jsonl").read_text().splitlines()) == 4  # one record per output
 
 
-@pytest.mark.slow
 def test_new_options_redo_everything_and_force_rewrites(library, tmp_path):
     out = tmp_path / "out"
     assert batch(str(library), "-o", str(out), "--to", "bvh") == 0
@@ -153,7 +152,6 @@ def test_leftovers_of_a_killed_run_are_cleared(library, tmp_path):
         "cmu/07/07_01.htr", "walks/slow/jog.htr", "walks/slow/walk.htr", "walks/walk.htr"]
 
 
-@pytest.mark.slow
 def test_canonical_and_retarget_write_what_their_commands_write(library, tmp_path):
     out = tmp_path / "out"
     assert batch(str(library / "walks"), "-o", str(out / "canonical"), "--to", "bvh", "--canonical") == 0
@@ -168,7 +166,6 @@ def test_canonical_and_retarget_write_what_their_commands_write(library, tmp_pat
     assert report["walks/walk.bvh"]["joints"] == 23 and report["walks/walk.bvh"]["written_joints"] == 54
 
 
-@pytest.mark.slow
 def test_feet_reach_the_canonical_conversion_and_the_retarget(library, tmp_path):
     out = tmp_path / "out"
     walk = str(library / "walks" / "walk.bvh")

@@ -107,6 +107,7 @@ def test_every_broken_take_is_reported_with_its_line(library, converted):
                                                                     clip.fps)
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_without_rewriting_what_it_finished(library, expected, tmp_path):
     out = tmp_path / "out"
     command = [sys.executable, "-m", "mocap_addon.core", "batch", str(library.root), "-o", str(out), "--to", "bvh",
@@ -143,6 +144,7 @@ def test_a_killed_run_resumes_without_rewriting_what_it_finished(library, expect
     assert statuses.count("ok") + statuses.count("skipped") == TAKES
 
 
+@pytest.mark.slow
 def test_the_dask_scheduler_writes_the_same_bytes(library, converted, tmp_path):
     pytest.importorskip("distributed")
     out = tmp_path / "dask"
@@ -159,6 +161,7 @@ def test_the_dask_scheduler_writes_the_same_bytes(library, converted, tmp_path):
     assert statuses.count("ok") == len(theirs) and statuses.count("error") == 6
 
 
+@pytest.mark.slow
 def test_previews_draw_every_take_and_the_index_names_them(tmp_path):
     pytest.importorskip("matplotlib")
     from matplotlib.image import imread

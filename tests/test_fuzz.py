@@ -28,7 +28,6 @@ def test_a_campaign_on_a_seed_never_tuned_on_finds_nothing():
     assert not failures, "\n".join(f"{case}: {why}" for case, why in sorted(failures.items())[:20])
 
 
-@pytest.mark.slow
 def test_cases_are_reproducible_and_reach_every_seed():
     plan = fuzzing.plan(60, seed=5)
     assert plan == fuzzing.plan(60, seed=5)

@@ -93,6 +93,7 @@ def set_value(browser, element_id: str, value: str, event: str = "input") -> Non
                            f"e.dispatchEvent(new Event('{event}'));", value)
 
 
+@pytest.mark.slow
 def test_the_page_of_2500_takes_loads_plays_and_filters(browser, tmp_path):
     page, lines = library_page(tmp_path)
     started = time.perf_counter()

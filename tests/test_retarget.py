@@ -167,7 +167,6 @@ def test_canonical_clip_saves_and_loads_exactly(tmp_path, extension, method):
 
 
 @pytest.mark.parametrize("method", ["rotations", "lengths"])
-@pytest.mark.slow
 def test_cmu_take_gives_the_same_canonical_poses_as_asf_and_as_bvh(method):
     found = {f.name: f for f in HUMANOID}
     if "fm_01_01.amc" not in found or CMU_BVH not in found:

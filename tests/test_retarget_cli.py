@@ -40,6 +40,7 @@ def test_canonical_command_writes_the_canonical_clip(tmp_path):
 
 
 @needs_corpus
+@pytest.mark.slow
 def test_retarget_command_uses_the_skeleton_file(tmp_path):
     target = tmp_path / "onto.htr"
     result = run("retarget", str(CMU[0]), "--onto", str(SAMBA[0]), str(target), "--precision", "9")
@@ -75,6 +76,7 @@ def test_commands_report_what_a_skeleton_lacks(tmp_path):
 
 @needs_corpus
 @pytest.mark.blender
+@pytest.mark.slow
 def test_batch_converts_lists_and_folders(tmp_path):
     pytest.importorskip("bpy")  # the batch script reads its options from the operators
     script = str(REPO / "scripts" / "mocap_batch.py")

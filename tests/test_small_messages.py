@@ -58,6 +58,7 @@ def batch_script(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.blender
+@pytest.mark.slow
 def test_the_batch_script_says_a_folder_is_missing_and_a_mesh_is_no_armature(tmp_path):
     result = batch_script(str(tmp_path / "no folder"), str(tmp_path / "out.blend"))
     assert result.returncode == 1 and f"FAIL {tmp_path / 'no folder'}: no such file or folder" in result.stdout

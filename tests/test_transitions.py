@@ -121,7 +121,6 @@ def test_distance_is_zero_for_equal_frames_symmetric_and_the_best_turn(samples):
 
 @settings(max_examples=12, deadline=None)
 @given(degrees=st.floats(-180, 180), dx=st.floats(-500, 500), dy=st.floats(-30, 30), dz=st.floats(-500, 500))
-@pytest.mark.slow
 def test_distance_ignores_turns_about_the_vertical_and_moves(samples, degrees, dx, dy, dz):
     jog = samples[1]
     weights = joint_weights()
@@ -407,7 +406,7 @@ def test_synthesis_refuses_other_clips_and_retargets(samples, sample_graph):
 # --- plots -------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["per_frame", "between", "matrix"])
+@pytest.mark.parametrize("kind", [pytest.param("per_frame", marks=pytest.mark.slow), "between", "matrix"])
 def test_plots_write_png(sample_graph, tmp_path, kind):
     pytest.importorskip("matplotlib")
     path = tmp_path / f"{kind}.png"
@@ -671,6 +670,7 @@ def test_synthesis_keeps_one_floor_no_loops_and_calm_transitions(walks):
 
 
 @needs_corpus
+@pytest.mark.slow
 def test_synthesis_keeps_the_minimum_interval_where_a_run_ends_in_a_trap(walks):
     """The issue's library at 30 fps: the dance's last kept run ends where its only way on jumps 15 frames
     back into itself, so a walk that lands there and plays on used to loop on 15-frame transitions (seeds
@@ -709,6 +709,7 @@ def test_synthesis_keeps_the_minimum_interval_where_a_run_ends_in_a_trap(walks):
 
 
 @needs_corpus
+@pytest.mark.slow
 @pytest.mark.parametrize("fps", [30.0, 120.0])
 def test_transitions_along_a_path_are_no_rougher_than_synthesized_ones_nor_the_clips(fps):
     """One graph of locomotion (scripts/graph_report.py's) at 30 and 120 fps: the 95th percentile of the

@@ -99,6 +99,7 @@ def test_a_dense_library_is_matched_all_against_all(monkeypatch):
 
 
 @needs_corpus
+@pytest.mark.slow
 def test_the_corpus_walks_graph_is_found_again(monkeypatch, searching):
     walks = [load(p) for p in WALKS]
     found, dense = build(walks), dense_build(monkeypatch, walks)
@@ -117,6 +118,7 @@ def test_chunks_on_dask_give_the_same_graph(monkeypatch, searching):
     assert_same_graph(on_dask, serial)
 
 
+@pytest.mark.slow
 def test_graph_build_takes_folders(tmp_path):
     folder = tmp_path / "library" / "subject"
     folder.mkdir(parents=True)

@@ -35,7 +35,7 @@ from .armature import armature_data, pose_bones
 from .compat import id_property
 from .conversion import DEFAULT_AXES, conversion_matrix
 from .import_record import FRAME_TIME
-from .read_rig import armature_action, rest_matrices
+from .read_rig import armature_action, rest_matrices, rest_points, skeleton_of_bones
 from .write_rig import keep_action, write_action
 
 CONTROLS_PROPERTY = "mocap_controls"  # a user's control mapping (JSON text) on the armature data
@@ -171,8 +171,7 @@ def driven_skeleton(obj: bpy.types.Object, rig: ControlRig) -> Skeleton:
     else from the one whose tail its head touches (Rigify's spine bones hang from controls)."""
     bones = armature_data(obj).bones
     names = rig.driven
-    heads = np.array([bones[n].head_local for n in names]).reshape(-1, 3)
-    tails = np.array([bones[n].tail_local for n in names]).reshape(-1, 3)
+    heads, tails = rest_points(obj, names)
     size = float(np.ptp(np.concatenate([heads, tails]), axis=0).max())
     parents = []
     for joint, name in enumerate(names):
@@ -189,14 +188,7 @@ def driven_skeleton(obj: bpy.types.Object, rig: ControlRig) -> Skeleton:
         roots = [n for n, p in zip(names, parents) if p < 0]
         raise ValueError(f"the driven bones of {obj.name} are not one skeleton: {', '.join(roots[:5])} hang from "
                          "none of the others")
-    back = conversion_matrix(*DEFAULT_AXES).T
-    offsets = np.array([(heads[j] - (heads[p] if p >= 0 else 0.0)) @ back.T for j, p in enumerate(parents)])
-    children = set(parents)
-    return Skeleton(names, parents, offsets,
-                    [(("tx", "ty", "tz") if p < 0 else ()) + ("rz", "rx", "ry") for p in parents],
-                    [np.reshape((tails[j] - heads[j]) @ back.T, (-1, 3)) if j not in children else np.zeros((0, 3))
-                     for j in range(len(names))],
-                    position_replaces_offset=np.array([p < 0 for p in parents]))
+    return skeleton_of_bones(names, parents, heads, tails, conversion_matrix(*DEFAULT_AXES).T, [p < 0 for p in parents])
 
 
 def _parents_first(parents: list[int]) -> list[int]:

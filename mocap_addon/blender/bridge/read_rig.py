@@ -230,17 +230,31 @@ def skeleton_from_bones(obj: bpy.types.Object, settings: ExportSettings, scale: 
     position channels (replacing the offset) on roots and on every bone with location keys in ``curves``."""
     bones = sorted(armature_data(obj).bones, key=lambda b: len(b.parent_recursive))
     names = [b.name for b in bones]
-    back = settings.conversion.T / scale
-    heads = np.array([b.head_local for b in bones]).reshape(-1, 3)
     parents = [names.index(b.parent.name) if b.parent else -1 for b in bones]
+    moves = [p < 0 or has_keys(curves or {}, name, "location") for name, p in zip(names, parents)]
+    return skeleton_of_bones(names, parents, *rest_points(obj, names), settings.conversion.T / scale, moves,
+                             settings.rotation_order)
+
+
+def rest_points(obj: bpy.types.Object, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Rest heads and tails ``(J, 3)`` of the named bones, in armature space."""
+    bones = armature_data(obj).bones
+    return (np.array([bones[name].head_local for name in names]).reshape(-1, 3),
+            np.array([bones[name].tail_local for name in names]).reshape(-1, 3))
+
+
+def skeleton_of_bones(names: list[str], parents: list[int], heads: np.ndarray, tails: np.ndarray,
+                      back: np.ndarray, moves: list[bool], rotation_order: str = "ZXY") -> Skeleton:
+    """A BVH-style skeleton of bones given by rest ``heads`` and ``tails`` (armature space; ``back`` takes
+    them to the clip's axes and units): three rotations per joint in ``rotation_order``, position channels
+    (replacing the offset) where ``moves``, and an end site along each leaf bone."""
     offsets = np.array([(heads[j] - (heads[p] if p >= 0 else 0.0)) @ back.T for j, p in enumerate(parents)])
-    rotation = tuple(f"r{axis.lower()}" for axis in settings.rotation_order)
-    moves = np.array([p < 0 or has_keys(curves or {}, name, "location") for name, p in zip(names, parents)])
+    rotation = tuple(f"r{axis.lower()}" for axis in rotation_order)
     channels = [(("tx", "ty", "tz") if move else ()) + rotation for move in moves]
-    end_sites = [(np.array(b.tail_local) - np.array(b.head_local)) @ back.T if not b.children else np.zeros((0, 3))
-                 for b in bones]
-    return Skeleton(names, parents, offsets, channels, [np.reshape(e, (-1, 3)) for e in end_sites],
-                    position_replaces_offset=moves)
+    leaves = set(range(len(names))) - set(parents)
+    end_sites = [np.reshape((tails[j] - heads[j]) @ back.T, (-1, 3)) if j in leaves else np.zeros((0, 3))
+                 for j in range(len(names))]
+    return Skeleton(names, parents, offsets, channels, end_sites, position_replaces_offset=np.array(moves))
 
 
 def bone_skeleton(obj: bpy.types.Object) -> Skeleton:
@@ -276,8 +290,7 @@ def armature_skeleton(obj: bpy.types.Object) -> Skeleton:
 def clip_tails(obj: bpy.types.Object, skeleton: Skeleton) -> np.ndarray:
     """The rest tails ``(J, 3)`` of ``skeleton``'s bones (named as ``obj``'s) in clip space."""
     conversion, scale = clip_space(obj)
-    bones = armature_data(obj).bones
-    return np.array([bones[name].tail_local for name in skeleton.names]).reshape(-1, 3) @ conversion / scale
+    return rest_points(obj, skeleton.names)[1] @ conversion / scale
 
 
 @dataclass
