@@ -374,16 +374,15 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     ``feet``) and toes have the source's pitch, and the ankle is held (see
     :func:`pinned_ankles`, guided by the source's feet, ``to_target`` turning
     and scaling the source's world into the target's) at the height that puts
-    the foot's lowest point on the floor; no foot point goes under the floor
-    at any frame.  The hips are lowered or raised (smoothly), moved across the
-    floor and, where both feet stand, the pelvis rolled (the trunk turned back)
-    so each stance knee bends as the source's (``gait``), within the legs' reach, and each
-    leg's thigh and shin get new rotations from :func:`two_bone_ik` about the
-    knee's own hinge.  ``knee_axes``: ``upper_leg_l`` / ``_r`` -> the knee's
-    flexion axis in the thigh's own frame; ``fewer_channels(joint,
-    frame_rotations)`` gives what a joint of fewer than three angles holds for
-    wanted frame rotations.  Without contacts (a take too short to find them)
-    the figure stands with its lowest foot point on the floor.
+    the foot's lowest point on the floor; no foot point goes under the floor.
+    The hips are raised or lowered, moved across the floor and the pelvis
+    rolled (:func:`_pelvis_roll`) so each stance knee bends as the source's
+    (``gait``), within the legs' reach; each leg's thigh and shin turn by
+    :func:`two_bone_ik` about the knee's own hinge.  ``knee_axes``:
+    ``upper_leg_l`` / ``_r`` -> the knee's flexion axis in the thigh's frame;
+    ``fewer_channels(joint, frame_rotations)``: what a joint of fewer than three
+    angles holds.  Without contacts (a take too short to find them) the figure
+    stands with its lowest foot point on the floor.
     """
     skeleton = result.skeleton
     index = {c: skeleton.index(n) for n, c in target_mapping.items() if c is not None}
@@ -404,11 +403,9 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     lifted = shift * up
     guide = contacts.points @ to_target.T  # the source's feet, turned and scaled into the target's world
     _, weights = pinned_ankles(ankles, ankles, contacts.touching, result.frame_time)
-    soles = [_pitched_foot(foot, world, up, gait, side, weights[:, side])
-             for side, foot in enumerate(feet)]
+    soles = [_pitched_foot(foot, world, up, gait, side, weights[:, side]) for side, foot in enumerate(feet)]
     balls = np.stack([sole.ball for sole in soles], axis=1) + lifted
-    lowest_under_ankle = np.stack([sole.lowest for sole in soles], axis=1)
-    level = stand.floor - lowest_under_ankle  # ankle heights putting the lowest foot point on the floor
+    level = stand.floor - np.stack([sole.lowest for sole in soles], axis=1)  # ankles putting soles on the floor
     targets, weights = pinned_ankles(ankles + lifted, balls, contacts.touching, result.frame_time, guide[..., 0, :],
                                      guide[..., 1, :], (up, level), every_hold=True)
     legs = [Leg.of(index, side, knee_axes[f"upper_leg_{side}"]) for side in "lr"]
@@ -416,23 +413,19 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     lengths = [_bone_lengths(positions[0], leg) for leg in legs]
     spans = _spans(lengths, gait.knee_flexion)
     sway, wanted = _hips_placed(hip_points, targets, weights, spans, stand, result.frame_time)
-    hip_points = hip_points + sway[:, None]
     targets += np.maximum(level - targets @ up, 0.0)[..., None] * up
     reach = np.maximum((1.0 - SOFTNESS) * np.array([sum(pair) for pair in lengths]), spans)
-    lift = _capped_lift(hip_points, targets, weights, reach, wanted, up, result.frame_time)
+    lift = _capped_lift(hip_points + sway[:, None], targets, weights, reach, wanted, up, result.frame_time)
     _raise(out, hips, lift[:, None] * up + sway, world)
     moved = lifted + lift[:, None] * up + sway
-    hip_points = hip_points + (lift[:, None] * up)[:, None]
-    roll, pivot = _pelvis_roll(hip_points, targets, weights, spans, reach, up, result.frame_time)
-    rolled = _rolled_pelvis(out, hips, [leg.thigh for leg in legs], roll, pivot, positions[:, hips] + moved, world,
+    hip_points = hip_points + (lift[:, None] * up + sway)[:, None]
+    rolling = _pelvis_roll(hip_points, targets, weights, spans, reach, up, result.frame_time)
+    pelvis = _rolled_pelvis(out, hips, [leg.thigh for leg in legs], rolling, positions[:, hips] + moved, world,
                             fewer_channels)
-    hip_points = np.einsum("fij,fkj->fki", roll, hip_points - pivot[:, None]) + pivot[:, None]
+    hip_points = pelvis.moved(hip_points)
 
     def lifted_world(joint: int) -> tuple[FloatArray, FloatArray]:
-        turns, places = world.joint_rotations(joint), positions[:, joint] + moved
-        if joint not in rolled:
-            return turns, places
-        return roll @ turns, (roll @ (places - pivot)[..., None])[..., 0] + pivot
+        return pelvis.placed(joint, world.joint_rotations(joint), positions[:, joint] + moved)
 
     every = np.arange(result.frame_count)
     toes_written, fewer = _written_toes(skeleton, feet)
@@ -443,9 +436,8 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
             moved = moved + lower[:, None] * up
         changed, misses = solve_legs(lifted_world, skeleton.parents, legs, [targets[:, s] for s in range(2)],
                                      [every, every], [sole.foot for sole in soles])
-        for foot, sole in zip(feet, soles):
-            if foot.toes in toes_written:
-                changed[foot.toes] = every, _transposed(sole.foot) @ sole.toes
+        changed.update({foot.toes: (every, _transposed(sole.foot) @ sole.toes)
+                        for foot, sole in zip(feet, soles) if foot.toes in toes_written})
         set_local_rotations(out, changed, fewer_channels)
     return out, _planting(shift, down, misses, weights, stand.leg)
 
@@ -475,16 +467,36 @@ def _pelvis_roll(hips: FloatArray, ankles: FloatArray, weights: FloatArray, span
     return rotations_about(axis, angle), pivot
 
 
-def _rolled_pelvis(out: Pose, hips: int, thighs: list[int], roll: FloatArray, pivot: FloatArray,
+@dataclass
+class _Roll:
+    """The pelvis' roll: a turn ``(F, 3, 3)`` about ``pivot`` ``(F, 3)`` of the ``joints`` that turn with it."""
+
+    turn: FloatArray
+    pivot: FloatArray
+    joints: set[int]
+
+    def moved(self, points: FloatArray) -> FloatArray:
+        """World ``points`` ``(F, ..., 3)`` turned with the pelvis."""
+        pivot = self.pivot.reshape(self.pivot.shape[:1] + (1,) * (points.ndim - 2) + (3,))
+        turn = self.turn.reshape(self.turn.shape[:1] + (1,) * (points.ndim - 2) + (3, 3))
+        return np.asarray((turn @ (points - pivot)[..., None])[..., 0] + pivot)
+
+    def placed(self, joint: int, turns: FloatArray, places: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """A joint's world rotations and positions after the roll."""
+        return (self.turn @ turns, self.moved(places)) if joint in self.joints else (turns, places)
+
+
+def _rolled_pelvis(out: Pose, hips: int, thighs: list[int], rolling: tuple[FloatArray, FloatArray],
                    hips_place: FloatArray, world: World, fewer_channels: Callable[[int, FloatArray], FloatArray]
-                   ) -> set[int]:
-    """Turn ``out``'s hips joint by ``roll`` about ``pivot`` (world, in place; ``hips_place`` its world
-    position ``(F, 3)`` now), its children off the legs turned back so the trunk keeps its world rotation.
-    Returns the joints that turn with the pelvis (the hips' and the legs' joints down to the thighs)."""
+                   ) -> _Roll:
+    """Turn ``out``'s hips joint by the ``rolling`` (turn, pivot) of :func:`_pelvis_roll` (world, in place;
+    ``hips_place`` its world position ``(F, 3)`` now), its children off the legs turned back so the trunk keeps
+    its world rotation.  The roll of the joints that turn with the pelvis (the hips down the legs)."""
     skeleton = out.skeleton
+    roll, pivot = rolling
     below = {j for thigh in thighs for j in skeleton.chain(thigh)}
     if hips not in below or not np.any(roll != np.eye(3)):
-        return set()
+        return _Roll(np.broadcast_to(np.eye(3), roll.shape), pivot, set())  # nothing turns
     hips_turn = world.joint_rotations(hips)
     parent = skeleton.parents[hips]
     above = np.eye(3) if parent < 0 else world.joint_rotations(parent)
@@ -495,7 +507,8 @@ def _rolled_pelvis(out: Pose, hips: int, thighs: list[int], roll: FloatArray, pi
         changed[child] = every, back @ quaternion_to_matrix(out.rotations[:, child])
     set_local_rotations(out, changed, fewer_channels)
     _raise(out, hips, (roll @ (hips_place - pivot)[..., None])[..., 0] + pivot - hips_place, world)
-    return {j for j in below if hips in skeleton.chain(j)} | _descendants_of(skeleton.parents, thighs)
+    turning = {j for j in below if hips in skeleton.chain(j)} | _descendants_of(skeleton.parents, thighs)
+    return _Roll(roll, pivot, turning)
 
 
 def _descendants_of(parents: list[int], joints: list[int]) -> set[int]:
