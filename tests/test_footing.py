@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 from mocap_addon.core import Clip, load, world_positions
 from mocap_addon.core.body.anatomy import largest_bend_step
 from mocap_addon.core.body.contacts import find_contacts
-from mocap_addon.core.body.footing import EASE, _hips_sway, _lifts, pinned_ankles, two_bone_ik
+from mocap_addon.core.body.footing import EASE, _hips_sway, _lifts, _pelvis_roll, pinned_ankles, two_bone_ik
+from mocap_addon.core.kinematics import forward_kinematics
 from mocap_addon.core.naming import map_skeleton
+from mocap_addon.core.retarget.judging import judge
 from mocap_addon.core.retarget.transfer import retarget, to_canonical
 from tests.conftest import CORPUS
 
@@ -183,3 +185,51 @@ def test_a_source_standing_along_another_axis_keeps_its_feet_free():
     assert result.metadata["feet"] == {"mode": "free"}
     assert any("stands along another axis" in w and "-Z" in w for w in result.metadata["warnings"])
     np.testing.assert_array_equal(result.motion, to_canonical(clip).motion)
+
+
+def test_the_pelvis_rolls_so_two_stance_legs_of_different_lengths_both_span_what_they_should():
+    rng = np.random.default_rng(27)
+    frames, up = 60, np.array([0.0, 1.0, 0.0])
+    hips = np.zeros((frames, 2, 3))
+    hips[:, :, 0], hips[:, :, 1] = [-0.1, 0.1], 1.0
+    ankles = hips + np.stack([rng.uniform(-0.15, 0.15, (frames, 2)), np.full((frames, 2), -0.95),
+                              rng.uniform(-0.3, 0.3, (frames, 2))], axis=-1)
+    rise = rng.uniform(-0.02, 0.02, frames)  # how much higher the right hip joint should be than the left
+    # the hips stand as high as the leg that wants them lower spans: the other wants its hip joint higher
+    wanted = hips + np.stack([np.maximum(-rise, 0.0), np.maximum(rise, 0.0)], axis=1)[..., None] * up
+    spans = np.linalg.norm(wanted - ankles, axis=-1)
+    held = np.ones((frames, 2))
+    roll, pivot = _pelvis_roll(hips, ankles, held, spans, spans + 1.0, up, 100.0)
+    rolled = np.einsum("fij,fkj->fki", roll, hips - pivot[:, None]) + pivot[:, None]
+    np.testing.assert_allclose((rolled[:, 1] - rolled[:, 0]) @ up, rise, atol=1e-12)
+    lower = np.where(rise >= 0, 0, 1)  # the pivot: the hip joint that stays
+    np.testing.assert_allclose(rolled[np.arange(frames), lower], hips[np.arange(frames), lower], atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(rolled - ankles, axis=-1), spans, atol=1e-3)  # both span theirs
+    np.testing.assert_allclose(np.linalg.norm(rolled[:, 1] - rolled[:, 0], axis=-1), 0.2, atol=1e-12)  # a turn
+    one_foot = held.copy()
+    one_foot[:, 0] = 0.5
+    roll, _ = _pelvis_roll(hips, ankles, one_foot, spans, spans + 1.0, up, 100.0)
+    np.testing.assert_allclose(roll, np.broadcast_to(np.eye(3), roll.shape), atol=1e-12)  # one stance leg: no roll
+    short = spans + 1.0
+    short[:, 1] = spans[:, 1] - 0.01  # the right leg cannot reach as high as it wants
+    roll, pivot = _pelvis_roll(hips, ankles, held, spans, short, up, 100.0)
+    rolled = np.einsum("fij,fkj->fki", roll, hips - pivot[:, None]) + pivot[:, None]
+    before = np.linalg.norm(hips[:, 1] - ankles[:, 1], axis=-1)
+    stretched = np.linalg.norm(rolled[:, 1] - ankles[:, 1], axis=-1)
+    assert np.all(stretched <= np.maximum(short[:, 1], before) + 1e-3)  # no leg stretched past its reach
+    assert np.any(stretched < np.linalg.norm(wanted[:, 1] - ankles[:, 1], axis=-1) - 1e-3)  # so some fall short
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("take", corpus("bvh/ganim_Joe_traj-example.bvh"))
+@pytest.mark.parametrize("rig", corpus("bvh/fm_cmu_01_01.bvh"))
+def test_onto_legs_of_different_lengths_the_pelvis_rolls_and_the_trunk_keeps_its_turn(take, rig):
+    source, target = load(take), load(rig)  # the source stands on straight legs; CMU's left leg is 2 % shorter
+    planted, free = retarget(source, target), retarget(source, target, feet="free")
+    trunk = [planted.skeleton.index(name) for name in ("LowerBack", "Spine1", "Head")]
+    turns, free_turns = forward_kinematics(planted).rotations, forward_kinematics(free).rotations
+    np.testing.assert_allclose(turns[:, trunk], free_turns[:, trunk], atol=1e-9)
+    between = np.swapaxes(turns[:, 0], -1, -2) @ free_turns[:, 0]
+    assert np.degrees(np.arccos(np.clip((np.trace(between, axis1=-2, axis2=-1) - 1) / 2, -1, 1))).max() > 1.0  # rolled
+    judged = judge(source, target, planted)
+    assert np.abs(judged.stance_knee_errors()).max() < 2.0  # 17 degrees with the pelvis level

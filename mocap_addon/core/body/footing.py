@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from ..kinematics import forward_kinematics
 from ..model import ROTATION_CHANNELS, TRANSLATION_CHANNELS, Clip, Skeleton
 from ..pose import Pose
-from ..rotations import FloatArray, matrix_to_quaternion, quaternion_continuity
+from ..rotations import FloatArray, matrix_to_quaternion, quaternion_continuity, quaternion_to_matrix
 from ..transforms import World
 from ..vectors import dot, turned_about, unit
 from .contacts import Contacts, find_contacts, floor_height, leg_length, sole_points, standing_joints
@@ -41,7 +41,8 @@ SOFTNESS = 0.02  # of the leg's length: how near straight a held leg is eased (s
 MISSED = 1e-3  # leg lengths: an ankle held farther than this from where it should be has missed
 HIPS_EASE = 0.05  # seconds: the standard deviation of the smoothing of the hips' lift between stances
 SWAY = 0.1  # of the leg's length: the farthest the hips move across the floor so both stance knees bend as wanted
-SWAY_EASE = 0.15  # seconds: the standard deviation of the smoothing of that move
+SWAY_EASE = 0.15  # seconds: the standard deviation of the smoothing of that move (and of the pelvis' roll)
+ROLL = 10.0  # degrees: the most the pelvis rolls so two stance legs of the wanted spans reach from one height
 CAP_EASE = 0.02  # seconds: the same for where the legs' reach holds the hips down
 
 
@@ -373,15 +374,15 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     ``feet``) and toes have the source's pitch, and the ankle is held (see
     :func:`pinned_ankles`, guided by the source's feet, ``to_target`` turning
     and scaling the source's world into the target's) at the height that puts
-    the foot's lowest point on the floor; no foot point goes under the floor
-    at any frame.  The hips are lowered or raised (smoothly) so each stance
-    knee bends as the source's (``gait``), within the legs' reach, and each
-    leg's thigh and shin get new rotations from :func:`two_bone_ik` about the
-    knee's own hinge.  ``knee_axes``: ``upper_leg_l`` / ``_r`` -> the knee's
-    flexion axis in the thigh's own frame; ``fewer_channels(joint,
-    frame_rotations)`` gives what a joint of fewer than three angles holds for
-    wanted frame rotations.  Without contacts (a take too short to find them)
-    the figure stands with its lowest foot point on the floor.
+    the foot's lowest point on the floor; no foot point goes under the floor.
+    The hips are raised or lowered, moved across the floor and the pelvis
+    rolled (:func:`_pelvis_roll`) so each stance knee bends as the source's
+    (``gait``), within the legs' reach; each leg's thigh and shin turn by
+    :func:`two_bone_ik` about the knee's own hinge.  ``knee_axes``:
+    ``upper_leg_l`` / ``_r`` -> the knee's flexion axis in the thigh's frame;
+    ``fewer_channels(joint, frame_rotations)``: what a joint of fewer than three
+    angles holds.  Without contacts (a take too short to find them) the figure
+    stands with its lowest foot point on the floor.
     """
     skeleton = result.skeleton
     index = {c: skeleton.index(n) for n, c in target_mapping.items() if c is not None}
@@ -402,11 +403,9 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     lifted = shift * up
     guide = contacts.points @ to_target.T  # the source's feet, turned and scaled into the target's world
     _, weights = pinned_ankles(ankles, ankles, contacts.touching, result.frame_time)
-    soles = [_pitched_foot(foot, world, up, gait, side, weights[:, side])
-             for side, foot in enumerate(feet)]
+    soles = [_pitched_foot(foot, world, up, gait, side, weights[:, side]) for side, foot in enumerate(feet)]
     balls = np.stack([sole.ball for sole in soles], axis=1) + lifted
-    lowest_under_ankle = np.stack([sole.lowest for sole in soles], axis=1)
-    level = stand.floor - lowest_under_ankle  # ankle heights putting the lowest foot point on the floor
+    level = stand.floor - np.stack([sole.lowest for sole in soles], axis=1)  # ankles putting soles on the floor
     targets, weights = pinned_ankles(ankles + lifted, balls, contacts.touching, result.frame_time, guide[..., 0, :],
                                      guide[..., 1, :], (up, level), every_hold=True)
     legs = [Leg.of(index, side, knee_axes[f"upper_leg_{side}"]) for side in "lr"]
@@ -414,31 +413,111 @@ def plant_feet(result: Pose, target_mapping: Mapping[str, str | None], contacts:
     lengths = [_bone_lengths(positions[0], leg) for leg in legs]
     spans = _spans(lengths, gait.knee_flexion)
     sway, wanted = _hips_placed(hip_points, targets, weights, spans, stand, result.frame_time)
-    hip_points = hip_points + sway[:, None]
     targets += np.maximum(level - targets @ up, 0.0)[..., None] * up
     reach = np.maximum((1.0 - SOFTNESS) * np.array([sum(pair) for pair in lengths]), spans)
-    lift = _capped_lift(hip_points, targets, weights, reach, wanted, up, result.frame_time)
+    lift = _capped_lift(hip_points + sway[:, None], targets, weights, reach, wanted, up, result.frame_time)
     _raise(out, hips, lift[:, None] * up + sway, world)
     moved = lifted + lift[:, None] * up + sway
+    hip_points = hip_points + (lift[:, None] * up + sway)[:, None]
+    rolling = _pelvis_roll(hip_points, targets, weights, spans, reach, up, result.frame_time)
+    pelvis = _rolled_pelvis(out, hips, [leg.thigh for leg in legs], rolling, positions[:, hips] + moved, world,
+                            fewer_channels)
+    hip_points = pelvis.moved(hip_points)
 
     def lifted_world(joint: int) -> tuple[FloatArray, FloatArray]:
-        return world.joint_rotations(joint), positions[:, joint] + moved
+        return pelvis.placed(joint, world.joint_rotations(joint), positions[:, joint] + moved)
 
     every = np.arange(result.frame_count)
     toes_written, fewer = _written_toes(skeleton, feet)
     for attempt in range(2 if fewer else 1):
         if attempt:  # what feet of fewer channels hold misses the sole's height: move their ankles by the miss
-            lower = _ankles_by_the_miss(out, feet, stand, targets, weights, hip_points + (lift[:, None] * up)[:, None],
-                                        reach, result.frame_time)
+            lower = _ankles_by_the_miss(out, feet, stand, targets, weights, hip_points, reach, result.frame_time)
             _raise(out, hips, lower[:, None] * up, world)
             moved = moved + lower[:, None] * up
         changed, misses = solve_legs(lifted_world, skeleton.parents, legs, [targets[:, s] for s in range(2)],
                                      [every, every], [sole.foot for sole in soles])
-        for foot, sole in zip(feet, soles):
-            if foot.toes in toes_written:
-                changed[foot.toes] = every, _transposed(sole.foot) @ sole.toes
+        changed.update({foot.toes: (every, _transposed(sole.foot) @ sole.toes)
+                        for foot, sole in zip(feet, soles) if foot.toes in toes_written})
         set_local_rotations(out, changed, fewer_channels)
     return out, _planting(shift, down, misses, weights, stand.leg)
+
+
+def _pelvis_roll(hips: FloatArray, ankles: FloatArray, weights: FloatArray, spans: FloatArray, reach: FloatArray,
+                 up: FloatArray, frame_time: float) -> tuple[FloatArray, FloatArray]:
+    """A roll ``(F, 3, 3)`` of the pelvis about a horizontal axis through one hip joint (the pivot ``(F, 3)``)
+    that, where both legs are held (``weights`` 1), raises the other hip joint of ``hips`` ``(F, 2, 3)`` as far
+    above it as its leg's ``spans`` to its ankle target in ``ankles`` want: what no one height of the hips gives
+    (legs of different lengths, feet the sway could not reach).  At most :data:`ROLL`, eased as the sway, and
+    lowered (eased) where a held leg would stretch past its ``reach``."""
+    wanted = _lifts(hips, ankles, spans, up)  # how far each hip joint should rise
+    both = (weights >= 1.0).all(axis=1)
+    rise = _smoothed(np.where(both, wanted[:, 1] - wanted[:, 0], 0.0), SWAY_EASE / frame_time)
+    ceiling = np.where(weights > 0.0, _lifts(hips, ankles, reach, up), np.inf)  # a held leg's farthest
+    right, left = np.maximum(rise, 0.0), np.maximum(-rise, 0.0)  # the right hip joint raised, or the left
+    right = np.maximum(right + _eased_below(np.minimum(ceiling[:, 1] - right, 0.0), CAP_EASE / frame_time), 0.0)
+    left = np.maximum(left + _eased_below(np.minimum(ceiling[:, 0] - left, 0.0), CAP_EASE / frame_time), 0.0)
+    rise = right - left
+    width = hips[:, 1] - hips[:, 0]
+    width = width - (width @ up)[:, None] * up
+    size = np.maximum(np.linalg.norm(width, axis=-1), 1e-12)
+    limit = np.sin(np.radians(ROLL))
+    angle = np.arcsin(np.clip(rise / size, -limit, limit))
+    axis = unit(np.cross(width, up))  # turning by +angle about it raises the right hip joint about the left
+    pivot = np.where((angle >= 0.0)[:, None], hips[:, 0], hips[:, 1])
+    return rotations_about(axis, angle), pivot
+
+
+@dataclass
+class _Roll:
+    """The pelvis' roll: a turn ``(F, 3, 3)`` about ``pivot`` ``(F, 3)`` of the ``joints`` that turn with it."""
+
+    turn: FloatArray
+    pivot: FloatArray
+    joints: set[int]
+
+    def moved(self, points: FloatArray) -> FloatArray:
+        """World ``points`` ``(F, ..., 3)`` turned with the pelvis."""
+        pivot = self.pivot.reshape(self.pivot.shape[:1] + (1,) * (points.ndim - 2) + (3,))
+        turn = self.turn.reshape(self.turn.shape[:1] + (1,) * (points.ndim - 2) + (3, 3))
+        return np.asarray((turn @ (points - pivot)[..., None])[..., 0] + pivot)
+
+    def placed(self, joint: int, turns: FloatArray, places: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """A joint's world rotations and positions after the roll."""
+        return (self.turn @ turns, self.moved(places)) if joint in self.joints else (turns, places)
+
+
+def _rolled_pelvis(out: Pose, hips: int, thighs: list[int], rolling: tuple[FloatArray, FloatArray],
+                   hips_place: FloatArray, world: World, fewer_channels: Callable[[int, FloatArray], FloatArray]
+                   ) -> _Roll:
+    """Turn ``out``'s hips joint by the ``rolling`` (turn, pivot) of :func:`_pelvis_roll` (world, in place;
+    ``hips_place`` its world position ``(F, 3)`` now), its children off the legs turned back so the trunk keeps
+    its world rotation.  The roll of the joints that turn with the pelvis (the hips down the legs)."""
+    skeleton = out.skeleton
+    roll, pivot = rolling
+    below = {j for thigh in thighs for j in skeleton.chain(thigh)}
+    if hips not in below or not np.any(roll != np.eye(3)):
+        return _Roll(np.broadcast_to(np.eye(3), roll.shape), pivot, set())  # nothing turns
+    hips_turn = world.joint_rotations(hips)
+    parent = skeleton.parents[hips]
+    above = np.eye(3) if parent < 0 else world.joint_rotations(parent)
+    every = np.arange(out.frame_count)
+    changed = {hips: (every, _transposed(above) @ roll @ hips_turn)}
+    back = _transposed(hips_turn) @ _transposed(roll) @ hips_turn
+    for child in (j for j, p in enumerate(skeleton.parents) if p == hips and j not in below):
+        changed[child] = every, back @ quaternion_to_matrix(out.rotations[:, child])
+    set_local_rotations(out, changed, fewer_channels)
+    _raise(out, hips, (roll @ (hips_place - pivot)[..., None])[..., 0] + pivot - hips_place, world)
+    turning = {j for j in below if hips in skeleton.chain(j)} | _descendants_of(skeleton.parents, thighs)
+    return _Roll(roll, pivot, turning)
+
+
+def _descendants_of(parents: list[int], joints: list[int]) -> set[int]:
+    """``joints`` and every joint below them."""
+    out = set(joints)
+    for joint, parent in enumerate(parents):  # parents come before their children
+        if parent in out:
+            out.add(joint)
+    return out
 
 
 def _ankles_by_the_miss(out: Pose, feet: tuple[Foot, Foot], stand: Standing, targets: FloatArray,
