@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -116,25 +117,33 @@ def soles_table(corpus: Path, plots: Path | None, extra: list[str]) -> None:
     print("\n| rig | take | frames | contact frames | soles within 0.015 | highest | deepest | source deepest | "
           "stance knee error p50 / max | straight knees result / source | spins | missed | CPU s | warnings |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for rig_name, take, _, result, seconds, judged in judged_retargets(corpus, extra, ("planted",)):
+        errors = np.abs(judged.stance_knee_errors())
+        knees = f"{np.median(errors):.1f} / {errors.max():.1f}" if errors.size else "-"
+        straight = judged.straight()
+        warnings = "; ".join(w.split(":")[0] for w in result.metadata.get("warnings", []))
+        print(f"| {Path(rig_name).name} | {take.name} | {judged.frames} | {judged.contact_frames} | "
+              f"{judged.on_floor():.3f} | {judged.highest():.3f} | {judged.deepest():.3f} | "
+              f"{judged.source_deepest():.3f} | {knees} | {straight[0]} / {straight[1]} | {judged.spins} | "
+              f"{result.metadata['feet'].get('missed_frames', 0)} | {seconds:.2f} | {warnings} |", flush=True)
+        if plots is not None:
+            draw_soles(plots / f"soles_{take.stem}_onto_{Path(rig_name).stem}.png", judged,
+                       f"{take.name} onto {Path(rig_name).name}")
+
+
+def judged_retargets(corpus: Path, extra: list[str], modes: tuple[str, ...]
+                     ) -> Iterator[tuple[str, Path, str, Clip, float, Judgement]]:
+    """Every human take (and the extra files) retargeted onto every rig with each feet mode, judged:
+    ``(rig name, take, feet mode, result, CPU seconds, judgement)``."""
     for rig_name in RIGS:
         rig = load(corpus / rig_name)
         for take in human_takes(corpus) + [Path(w) for w in extra]:
             source = load(take)
-            started = time.process_time()
-            result = retarget(source, rig)
-            seconds = time.process_time() - started
-            judged = judge(source, rig, result)
-            errors = np.abs(judged.stance_knee_errors())
-            knees = f"{np.median(errors):.1f} / {errors.max():.1f}" if errors.size else "-"
-            straight = judged.straight()
-            warnings = "; ".join(w.split(":")[0] for w in result.metadata.get("warnings", []))
-            print(f"| {Path(rig_name).name} | {take.name} | {judged.frames} | {judged.contact_frames} | "
-                  f"{judged.on_floor():.3f} | {judged.highest():.3f} | {judged.deepest():.3f} | "
-                  f"{judged.source_deepest():.3f} | {knees} | {straight[0]} / {straight[1]} | {judged.spins} | "
-                  f"{result.metadata['feet'].get('missed_frames', 0)} | {seconds:.2f} | {warnings} |", flush=True)
-            if plots is not None:
-                draw_soles(plots / f"soles_{take.stem}_onto_{Path(rig_name).stem}.png", judged,
-                           f"{take.name} onto {Path(rig_name).name}")
+            for mode in modes:
+                started = time.process_time()
+                result = retarget(source, rig, feet=mode)
+                seconds = time.process_time() - started
+                yield rig_name, take, mode, result, seconds, judge(source, rig, result)
 
 
 def spins_table(corpus: Path, plots: Path | None, extra: list[str]) -> None:
@@ -144,24 +153,16 @@ def spins_table(corpus: Path, plots: Path | None, extra: list[str]) -> None:
     print("\n| rig | take | feet | frames | spin frames (%) | spinning bones | upper arm twist p95 | "
           "forearm twist p95 | hand twist p95 | hand turn p95 | CPU s |")
     print("|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|")
-    for rig_name in RIGS:
-        rig = load(corpus / rig_name)
-        for take in human_takes(corpus) + [Path(w) for w in extra]:
-            source = load(take)
-            for mode in ("free", "planted"):
-                started = time.process_time()
-                result = retarget(source, rig, feet=mode)
-                seconds = time.process_time() - started
-                judged = judge(source, rig, result)
-                bones = ", ".join(f"{limb} {count}" for limb, count in judged.limb_spins.items() if count) or "-"
-                cells = [_p95(judged.twists, bone) for bone in ("upper_arm", "lower_arm", "hand")]
-                cells.append(_p95(judged.arm_turns, "hand"))
-                print(f"| {Path(rig_name).name} | {take.name} | {mode} | {judged.frames} | {judged.spins} "
-                      f"({100 * judged.spins / max(judged.frames - 1, 1):.2f}) | {bones} | " + " | ".join(cells)
-                      + f" | {seconds:.2f} |", flush=True)
-                if plots is not None and mode == "free":
-                    draw_arms(plots / f"arms_{take.stem}_onto_{Path(rig_name).stem}.png", judged,
-                              f"{take.name} onto {Path(rig_name).name}")
+    for rig_name, take, mode, _, seconds, judged in judged_retargets(corpus, extra, ("free", "planted")):
+        bones = ", ".join(f"{limb} {count}" for limb, count in judged.limb_spins.items() if count) or "-"
+        cells = [_p95(judged.twists, bone) for bone in ("upper_arm", "lower_arm", "hand")]
+        cells.append(_p95(judged.arm_turns, "hand"))
+        print(f"| {Path(rig_name).name} | {take.name} | {mode} | {judged.frames} | {judged.spins} "
+              f"({100 * judged.spins / max(judged.frames - 1, 1):.2f}) | {bones} | " + " | ".join(cells)
+              + f" | {seconds:.2f} |", flush=True)
+        if plots is not None and mode == "free":
+            draw_arms(plots / f"arms_{take.stem}_onto_{Path(rig_name).stem}.png", judged,
+                      f"{take.name} onto {Path(rig_name).name}")
 
 
 def _p95(errors: dict[str, np.ndarray], bone: str) -> str:
